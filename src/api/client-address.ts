@@ -1,0 +1,39 @@
+import { buildIpMatcher, isIpOrCidr, normalizeAddress } from '../shared/ip-ranges.js';
+
+export type ClientAddressResolver = (
+  peerAddress: string | undefined,
+  forwardedFor: string | undefined,
+) => string | null;
+
+/**
+ * The caller's address for IP allow-lists. By default it is the connection's peer: a header can be
+ * forged by anyone. With TRUST_PROXY naming our load balancers, X-Forwarded-For is walked from the
+ * right past the trusted proxies, and the first address that is not one of them is the caller.
+ */
+export function createClientAddressResolver(trustProxySetting: string): ClientAddressResolver {
+  const entries = trustProxySetting
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '' && entry !== 'false');
+  if (entries.length === 0) {
+    return (peer) => (peer ? normalizeAddress(peer) : null);
+  }
+  const invalid = entries.filter((entry) => !isIpOrCidr(entry));
+  if (invalid.length > 0) throw new Error(`TRUST_PROXY: not an IP address or CIDR range: ${invalid.join(', ')}`);
+  const isTrustedProxy = buildIpMatcher(entries);
+
+  return (peer, forwardedFor) => {
+    if (!peer) return null;
+    let address = normalizeAddress(peer);
+    if (!isTrustedProxy(address) || !forwardedFor) return address;
+    const hops = forwardedFor
+      .split(',')
+      .map((hop) => hop.trim())
+      .filter(Boolean);
+    for (let i = hops.length - 1; i >= 0; i--) {
+      address = normalizeAddress(hops[i] as string);
+      if (!isTrustedProxy(address)) return address;
+    }
+    return address;
+  };
+}

@@ -1,0 +1,34 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Redis } from 'ioredis';
+import type { Config } from '../shared/config.js';
+import type { Db } from '../shared/db/client.js';
+import type { Logger } from '../shared/logger.js';
+import type { Metrics } from '../shared/metrics.js';
+import type { CancellationProducer } from '../shared/queue/producer.js';
+import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
+
+/** Everything a request handler may use, built once by the entry point (or a test) and passed in. */
+export interface ApiDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  metrics: Metrics;
+  producer: CancellationProducer;
+  /** The API's own Redis connection, for readiness checks and queue statistics. */
+  redis: Redis;
+  merchants: MerchantDirectory;
+}
+
+export interface AppEnv {
+  Variables: {
+    deps: ApiDeps;
+    requestId: string;
+    logger: Logger;
+    /** Set by the merchant authentication middleware. */
+    merchant: AuthenticatedMerchant;
+    /** Set by handlers that queue a job, for the request log line. */
+    jobId?: string;
+  };
+}
+
+export type App = OpenAPIHono<AppEnv>;

@@ -1,0 +1,20 @@
+import type { MiddlewareHandler } from 'hono';
+import { AppError } from '../../shared/errors.js';
+import type { AppEnv } from '../context.js';
+
+const JSON_MEDIA_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;.*)?$/i;
+
+/** A body must be JSON; a request without a Content-Type is read as JSON too (DESIGN §4). */
+export function requireJsonContentType(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const contentType = c.req.header('content-type');
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && contentType && !JSON_MEDIA_TYPE.test(contentType)) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE');
+    }
+    if (!contentType && c.req.method === 'POST') {
+      // Let the route's JSON validator read a body sent without a Content-Type.
+      c.req.raw.headers.set('content-type', 'application/json');
+    }
+    await next();
+  };
+}

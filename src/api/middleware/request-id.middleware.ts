@@ -1,0 +1,19 @@
+import { randomUUID } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../context.js';
+
+/** A caller's id is kept when it is short and plain enough to put in a log line; else we make one. */
+const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestId(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const given = c.req.header('x-request-id');
+    const id = given && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
+    c.set('requestId', id);
+    c.set('logger', c.var.deps.logger.child({ requestId: id }));
+    c.header('X-Request-Id', id);
+    await next();
+    // Errors turned into responses by onError lose headers set before; set it again.
+    c.res.headers.set('X-Request-Id', id);
+  };
+}

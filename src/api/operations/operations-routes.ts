@@ -1,0 +1,65 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { refreshQueueDepth } from '../../shared/queue/queue-depth.js';
+import { checkReadiness } from '../../shared/readiness.js';
+import type { App } from '../context.js';
+
+const ReadinessSchema = z
+  .object({
+    status: z.enum(['ok', 'unavailable']),
+    checks: z.object({ postgres: z.enum(['ok', 'unavailable']), redis: z.enum(['ok', 'unavailable']) }),
+  })
+  .openapi('Readiness');
+
+/** Health, readiness and metrics: unauthenticated, for orchestrators and Prometheus. */
+export function registerOperationsRoutes(app: App): void {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/healthz',
+      tags: ['Operations'],
+      summary: 'Liveness: the process is up',
+      responses: {
+        200: { description: 'Up', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } } },
+      },
+    }),
+    (c) => c.json({ status: 'ok' as const }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/readyz',
+      tags: ['Operations'],
+      summary: 'Readiness: Postgres and Redis answer',
+      responses: {
+        200: { description: 'Ready', content: { 'application/json': { schema: ReadinessSchema } } },
+        503: {
+          description: 'A dependency does not answer',
+          content: { 'application/json': { schema: ReadinessSchema } },
+        },
+      },
+    }),
+    async (c) => {
+      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis);
+      return ready
+        ? c.json({ status: 'ok' as const, checks }, 200)
+        : c.json({ status: 'unavailable' as const, checks }, 503);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/metrics',
+      tags: ['Operations'],
+      summary: 'Prometheus metrics',
+      responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
+    }),
+    async (c) => {
+      const { metrics, producer } = c.var.deps;
+      if (producer.ready) await refreshQueueDepth(metrics, producer.queues);
+      c.header('Content-Type', metrics.registry.contentType);
+      return c.body(await metrics.registry.metrics(), 200) as never;
+    },
+  );
+}

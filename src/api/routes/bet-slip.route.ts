@@ -1,0 +1,126 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { AppError } from '../../shared/errors.js';
+import { findBetSlipByToken } from '../../shared/repositories/sessions.repository.js';
+import type { App, AppEnv } from '../context.js';
+import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
+import { ErrorBodySchema, jsonBody, merchantErrorResponses } from '../schemas.js';
+
+const betSlipFields = {
+  merchantId: z.string().min(1).openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+  timestamp: z
+    .union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)])
+    .openapi({ description: 'Epoch milliseconds', example: 1763679600000 }),
+  authToken: z.string().min(1).max(1_024).openapi({ description: 'Game session token', example: 'demo-session-token' }),
+  hash: z
+    .string()
+    .openapi({ description: 'hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed)' }),
+};
+
+export const BetSlipRequestSchema = z.object(betSlipFields).openapi('BetSlipRequest');
+export const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: z.string().regex(/^\d+$/) });
+
+export const BetSchema = z
+  .object({
+    sportId: z.string(),
+    sportName: z.string(),
+    betSlipId: z.string().optional(),
+    matchName: z.string(),
+    matchId: z.string(),
+    competitionId: z.string(),
+    competitionName: z.string(),
+    marketId: z.string(),
+    marketName: z.string(),
+    marketOptionId: z.string(),
+    marketOptionName: z.string(),
+    odd: z.number(),
+    margin: z.number().nullable(),
+    homeTeam: z.string(),
+    awayTeam: z.string(),
+  })
+  .openapi('Bet');
+
+export const BetSlipResponseSchema = z
+  .object({
+    playerId: z.string(),
+    balance: z.number(),
+    currency: z.string(),
+    betSlip: z.array(BetSchema),
+    username: z.string().optional(),
+    nickname: z.string().optional(),
+    firstName: z.string().optional(),
+    lastName: z.string().optional(),
+    gender: z.string().optional(),
+    email: z.string().optional(),
+    phone: z.string().optional(),
+    ipAddress: z.string().optional(),
+    language: z.string().openapi({ example: 'ENG' }),
+    devicePlatform: z.string().optional(),
+    address: z.string().optional(),
+    city: z.string().optional(),
+    country: z.string().optional(),
+    test: z.boolean(),
+    errorCode: z.literal(0),
+    errorMessage: z.literal(''),
+  })
+  .openapi('BetSlipResponse');
+
+const description =
+  'Validates a game session token and returns the player, wallet balance and bet slip. An unknown ' +
+  'token, or one of another merchant, answers 200 with errorCode 8 (INVALID_TOKEN); an expired ' +
+  'session answers 200 with errorCode 9 (TOKEN_EXPIRED).';
+
+const responses = (auth: MerchantRouteMiddleware) => ({
+  tags: ['Bet slip'],
+  middleware: auth,
+  description,
+  responses: {
+    200: {
+      description: 'The bet slip, or an errorCode 8 / 9 body',
+      content: { 'application/json': { schema: z.union([BetSlipResponseSchema, ErrorBodySchema]) } },
+    },
+    ...merchantErrorResponses,
+  },
+});
+
+export function registerBetSlip(app: App, postAuth: MerchantRouteMiddleware, getAuth: MerchantRouteMiddleware): void {
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/betSlip',
+      summary: 'Bet slip and token validation (JSON body)',
+      request: { body: jsonBody(BetSlipRequestSchema) },
+      ...responses(postAuth),
+    }),
+    async (c) => answerBetSlip(c, c.req.valid('json').authToken) as never,
+  );
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/betSlip',
+      summary: 'Bet slip and token validation (query parameters)',
+      request: { query: BetSlipQuerySchema },
+      ...responses(getAuth),
+    }),
+    async (c) => answerBetSlip(c, c.req.valid('query').authToken) as never,
+  );
+}
+
+async function answerBetSlip(c: Context<AppEnv>, authToken: string): Promise<Response> {
+  const found = await findBetSlipByToken(c.var.deps.db, authToken);
+  if (!found || found.merchantId !== c.var.merchant.id) {
+    throw new AppError('INVALID_TOKEN', undefined, {
+      logDetail: found ? 'token of another merchant' : 'unknown token',
+    });
+  }
+  if (found.expiresAt !== null && found.expiresAt.getTime() <= Date.now()) {
+    throw new AppError('TOKEN_EXPIRED');
+  }
+  const items = (JSON.parse(found.betSlipJson) as Array<Record<string, unknown>>).map(({ betSlipId, ...item }) =>
+    betSlipId === null ? item : { ...item, betSlipId },
+  );
+  // playerJson is an object built by Postgres (balance exact as stored); add the items at its end.
+  const body = `${found.playerJson.slice(0, -1)},"betSlip":${JSON.stringify(items)}}`;
+  c.header('Content-Type', 'application/json');
+  return c.body(body, 200);
+}

@@ -1,0 +1,57 @@
+import { z } from '@hono/zod-openapi';
+
+/**
+ * Schemas shared by several routes. The same objects validate requests and generate /openapi.json.
+ */
+
+export const ErrorBodySchema = z
+  .object({
+    errorCode: z.number().int().openapi({ example: 1 }),
+    errorMessage: z.string().openapi({ example: 'ids[3]: Invalid UUID' }),
+  })
+  .openapi('Error');
+
+/** The three fields every merchant request carries (DESIGN §3). The auth middleware checks them first. */
+export const signedFields = {
+  merchantId: z.uuid().openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+  timestamp: z
+    .union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)])
+    .openapi({ description: 'Epoch milliseconds, within ±5 minutes of the server clock', example: 1763679600000 }),
+  hash: z.string().openapi({
+    description: 'hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret',
+    example: '3b9f0c6a1e2d4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a',
+  }),
+};
+
+export const identifier = z.string().min(1).max(255);
+
+export const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: ErrorBodySchema } },
+});
+
+/** The error answers every merchant route can give (DESIGN §4). */
+export const merchantErrorResponses = {
+  400: errorResponse('INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field'),
+  401: errorResponse('AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3)'),
+  403: errorResponse('FORBIDDEN (4): source address not in the merchant allow-list'),
+  413: errorResponse('PAYLOAD_TOO_LARGE (5)'),
+  415: errorResponse('UNSUPPORTED_MEDIA_TYPE (6)'),
+  429: errorResponse('RATE_LIMITED (7); see Retry-After'),
+  500: errorResponse('INTERNAL_ERROR (99)'),
+  503: errorResponse('SERVICE_UNAVAILABLE (11); see Retry-After'),
+} as const;
+
+export const adminErrorResponses = {
+  400: errorResponse('INVALID_REQUEST (1)'),
+  401: errorResponse('AUTHENTICATION_FAILED (2): missing or wrong admin token'),
+  404: errorResponse('NOT_FOUND (10)'),
+  500: errorResponse('INTERNAL_ERROR (99)'),
+  503: errorResponse('SERVICE_UNAVAILABLE (11)'),
+} as const;
+
+export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
+  required: true,
+  description,
+  content: { 'application/json': { schema } },
+});

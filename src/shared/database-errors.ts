@@ -1,0 +1,40 @@
+/**
+ * Which database failures are the database being away or busy (worth a retry, 503 to a client),
+ * as opposed to a bug or bad data (no retry, 500).
+ */
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+const CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Connection ended unexpectedly',
+];
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The database cannot be reached, or is shutting down or starting up. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = codeOf(error);
+  if (code && (CONNECTION_ERROR_CODES.has(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);
+  const message = error instanceof Error ? error.message : '';
+  return CONNECTION_MESSAGES.some((fragment) => message.includes(fragment));
+}
+
+/** Worth retrying: unreachable, deadlock (40P01), serialization failure (40001), lock timeout, too many connections. */
+export function isTransientDatabaseError(error: unknown): boolean {
+  const code = codeOf(error);
+  return (
+    isDatabaseUnavailable(error) ||
+    code === '40001' ||
+    code === '40P01' ||
+    code === '55P03' ||
+    code === '53300' ||
+    code === '53400'
+  );
+}

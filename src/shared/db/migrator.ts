@@ -1,0 +1,24 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import * as initial from './migrations/2026-11-20T0000-initial.js';
+
+/**
+ * Migrations are listed here rather than read from a folder, so that the built code and the
+ * TypeScript sources run the same set whatever the working directory.
+ */
+const migrations: Record<string, Migration> = {
+  '2026-11-20T0000-initial': initial,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/**
+ * Applies every pending migration. Kysely's Postgres adapter takes an advisory lock for the run, so
+ * several processes (replicas starting together) may call this at once: one applies, the rest wait
+ * and then find nothing to do.
+ */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,178 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * Kysely's view of the tables created by the migrations in ./migrations. Numeric columns come back
+ * from `pg` as strings on purpose: amounts are never rounded through a JavaScript number.
+ */
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Numeric = ColumnType<string, string | number, string | number>;
+
+export const merchantStatuses = ['ACTIVE', 'DISABLED'] as const;
+export type MerchantStatus = (typeof merchantStatuses)[number];
+
+export const rewardStatuses = ['ACTIVE', 'USED', 'EXPIRED', 'CANCELLED'] as const;
+export type RewardStatus = (typeof rewardStatuses)[number];
+
+export const configurationStatuses = ['ACTIVE', 'INACTIVE'] as const;
+export type ConfigurationStatus = (typeof configurationStatuses)[number];
+
+export const rewardTypes = ['FREE_BET'] as const;
+export type RewardType = (typeof rewardTypes)[number];
+
+export const jobStates = ['queued', 'running', 'completed', 'failed'] as const;
+export type JobState = (typeof jobStates)[number];
+
+export interface MerchantsTable {
+  id: Generated<string>;
+  name: string;
+  secret_key: string;
+  previous_secret_key: string | null;
+  previous_secret_valid_until: Timestamp | null;
+  status: Generated<MerchantStatus>;
+  /** IPv4/IPv6 addresses or CIDR ranges; null: any source. */
+  allowed_ips: string[] | null;
+  /** Requests per second on merchant routes; null: the global setting. */
+  rate_limit_per_second: number | null;
+  created_at: CreatedAt;
+  updated_at: Generated<Date>;
+}
+
+export interface RewardConfigurationsTable {
+  id: Generated<string>;
+  merchant_id: string;
+  external_id: string | null;
+  name: string;
+  status: ConfigurationStatus;
+  reward_type: RewardType;
+  number_of_free_bets: number;
+  start_date: Timestamp;
+  end_date: Timestamp;
+  duration_minutes: number;
+  created_at: CreatedAt;
+}
+
+export interface GameRewardConfigurationsTable {
+  id: Generated<string>;
+  reward_configuration_id: string;
+  game_id: number;
+}
+
+export interface BetConstraintsTable {
+  game_reward_configuration_id: string;
+  currency: string;
+  bet_amount: Numeric;
+  max_win_per_bet: Numeric;
+}
+
+export interface RewardsTable {
+  id: Generated<string>;
+  merchant_id: string;
+  external_id: string | null;
+  player_id: string;
+  reward_configuration_id: string;
+  status: Generated<RewardStatus>;
+  cancelled_at: Timestamp | null;
+  /** The id the merchant received in X-Job-Id for the request that cancelled it. */
+  cancellation_job_id: string | null;
+  created_at: CreatedAt;
+}
+
+export interface PlayersTable {
+  merchant_id: string;
+  player_id: string;
+  username: string | null;
+  nickname: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  gender: string | null;
+  email: string | null;
+  phone: string | null;
+  address: string | null;
+  city: string | null;
+  country: string | null;
+  language: string | null;
+  test: Generated<boolean>;
+}
+
+export interface WalletsTable {
+  merchant_id: string;
+  player_id: string;
+  currency: string;
+  balance: Numeric;
+  updated_at: Generated<Date>;
+}
+
+export interface SessionsTable {
+  id: Generated<string>;
+  merchant_id: string;
+  /** SHA-256 of the session token: the token itself is never stored. */
+  token_digest: Buffer;
+  player_id: string;
+  currency: string;
+  expires_at: Timestamp | null;
+  ip_address: string | null;
+  device_platform: string | null;
+  created_at: CreatedAt;
+}
+
+export interface BetSlipItemsTable {
+  session_id: string;
+  position: number;
+  sport_id: string;
+  sport_name: string;
+  bet_slip_id: string | null;
+  match_name: string;
+  match_id: string;
+  competition_id: string;
+  competition_name: string;
+  market_id: string;
+  market_name: string;
+  market_option_id: string;
+  market_option_name: string;
+  odd: number;
+  margin: number | null;
+  home_team: string;
+  away_team: string;
+}
+
+export interface CancellationJobsTable {
+  id: string;
+  merchant_id: string;
+  operation: string;
+  state: JobState;
+  request_id: string | null;
+  requested: number | null;
+  cancelled: number | null;
+  already_cancelled: number | null;
+  not_cancellable: number | null;
+  not_found: number | null;
+  players: number | null;
+  error: string | null;
+  attempts: Generated<number>;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  updated_at: Generated<Date>;
+}
+
+export interface Database {
+  merchants: MerchantsTable;
+  reward_configurations: RewardConfigurationsTable;
+  game_reward_configurations: GameRewardConfigurationsTable;
+  bet_constraints: BetConstraintsTable;
+  rewards: RewardsTable;
+  players: PlayersTable;
+  wallets: WalletsTable;
+  sessions: SessionsTable;
+  bet_slip_items: BetSlipItemsTable;
+  cancellation_jobs: CancellationJobsTable;
+}
+
+export type Merchant = Selectable<MerchantsTable>;
+export type NewMerchant = Insertable<MerchantsTable>;
+export type MerchantUpdate = Updateable<MerchantsTable>;
+export type Reward = Selectable<RewardsTable>;
+export type NewReward = Insertable<RewardsTable>;
+export type CancellationJobRow = Selectable<CancellationJobsTable>;

@@ -1,0 +1,60 @@
+/**
+ * One error type for everything a client may be told, and one table from its code to the HTTP
+ * status and the `errorCode` of the body (DESIGN §4). Anything else that reaches the error handler
+ * becomes INTERNAL_ERROR with a generic message.
+ */
+
+export const errorCatalogue = {
+  INVALID_REQUEST: { errorCode: 1, status: 400, message: 'Invalid request' },
+  AUTHENTICATION_FAILED: { errorCode: 2, status: 401, message: 'Authentication failed' },
+  TIMESTAMP_EXPIRED: { errorCode: 3, status: 401, message: 'Timestamp outside the accepted window' },
+  FORBIDDEN: { errorCode: 4, status: 403, message: 'Source address not allowed' },
+  PAYLOAD_TOO_LARGE: { errorCode: 5, status: 413, message: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { errorCode: 6, status: 415, message: 'Content type must be application/json' },
+  RATE_LIMITED: { errorCode: 7, status: 429, message: 'Too many requests' },
+  INVALID_TOKEN: { errorCode: 8, status: 200, message: 'Invalid token' },
+  TOKEN_EXPIRED: { errorCode: 9, status: 200, message: 'Token expired' },
+  NOT_FOUND: { errorCode: 10, status: 404, message: 'Not found' },
+  SERVICE_UNAVAILABLE: { errorCode: 11, status: 503, message: 'Service temporarily unavailable' },
+  INTERNAL_ERROR: { errorCode: 99, status: 500, message: 'Internal error' },
+} as const;
+
+export type ErrorName = keyof typeof errorCatalogue;
+export type HttpErrorStatus = (typeof errorCatalogue)[ErrorName]['status'];
+
+export interface ErrorBody {
+  errorCode: number;
+  errorMessage: string;
+}
+
+export class AppError extends Error {
+  readonly errorName: ErrorName;
+  /** Said in the log only: why authentication failed, which dependency was down. */
+  readonly logDetail: string | undefined;
+  /** Seconds, for the Retry-After header of 429 and 503. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    errorName: ErrorName,
+    message?: string,
+    options: { logDetail?: string; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(message ?? errorCatalogue[errorName].message, { cause: options.cause });
+    this.name = 'AppError';
+    this.errorName = errorName;
+    this.logDetail = options.logDetail;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  get status(): HttpErrorStatus {
+    return errorCatalogue[this.errorName].status;
+  }
+
+  toBody(): ErrorBody {
+    return { errorCode: errorCatalogue[this.errorName].errorCode, errorMessage: this.message };
+  }
+}
+
+export function errorBody(errorName: ErrorName, message?: string): ErrorBody {
+  return { errorCode: errorCatalogue[errorName].errorCode, errorMessage: message ?? errorCatalogue[errorName].message };
+}

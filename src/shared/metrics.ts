@@ -1,0 +1,65 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Prometheus metrics of one process. Each entry point builds one `Metrics` (its own registry, so
+ * tests can build several in one process) and serves `registry.metrics()` at /metrics.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'gateway_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'gateway_http_request_duration_seconds',
+    help: 'Time from request to response, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly queueJobs = new Gauge({
+    name: 'gateway_queue_jobs',
+    help: 'Jobs in each cancellation queue by state, read from Redis at scrape time.',
+    labelNames: ['queue', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rewardsCancelled = new Counter({
+    name: 'gateway_rewards_cancelled_total',
+    help: 'Rewards moved from ACTIVE to CANCELLED, by operation.',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobDuration = new Histogram({
+    name: 'gateway_job_duration_seconds',
+    help: 'Time a cancellation job took to run, by operation and outcome.',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+
+  readonly batchSize = new Histogram({
+    name: 'gateway_cancel_batch_size',
+    help: 'Rewards (or single cancels, when coalesced) handled by one database transaction.',
+    labelNames: ['operation'] as const,
+    buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 20000],
+    registers: [this.registry],
+  });
+
+  constructor(options: { collectDefaults: boolean; processName: string }) {
+    this.registry.setDefaultLabels({ process: options.processName });
+    if (options.collectDefaults) collectDefaultMetrics({ register: this.registry });
+  }
+
+  observeHttpRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpRequestDuration.observe(labels, seconds);
+  }
+}

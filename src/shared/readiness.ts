@@ -1,0 +1,31 @@
+import type { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import type { Db } from './db/client.js';
+
+export interface Readiness {
+  ready: boolean;
+  checks: { postgres: 'ok' | 'unavailable'; redis: 'ok' | 'unavailable' };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Both processes are ready only while Postgres and Redis answer, each within a second. */
+export async function checkReadiness(db: Db, redis: Redis): Promise<Readiness> {
+  const [postgres, redisCheck] = await Promise.allSettled([
+    withTimeout(sql`SELECT 1`.execute(db), 1_000),
+    withTimeout(redis.ping(), 1_000),
+  ]);
+  const checks = {
+    postgres: postgres.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),
+    redis: redisCheck.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),
+  };
+  return { ready: checks.postgres === 'ok' && checks.redis === 'ok', checks };
+}

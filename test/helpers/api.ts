@@ -1,0 +1,66 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createApp } from '../../src/api/app.js';
+import type { ApiDeps, App } from '../../src/api/context.js';
+import { MerchantDirectory } from '../../src/api/merchant-directory.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { Metrics } from '../../src/shared/metrics.js';
+import { CancellationProducer } from '../../src/shared/queue/producer.js';
+import { createRedis } from '../../src/shared/queue/redis.js';
+import type { TestEnvironment } from './environment.js';
+
+export interface TestApi {
+  app: App;
+  deps: ApiDeps;
+  baseUrl: string;
+  /** POST a JSON body (an object is serialised; a string is sent as is). */
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real application on a real HTTP server (an ephemeral port on 127.0.0.1), wired to the test
+ * file's own database and queue prefix. Requests go over the socket, so the peer address, body
+ * limits and headers behave as in production.
+ */
+export async function startTestApi(env: TestEnvironment, depsOverrides: Partial<ApiDeps> = {}): Promise<TestApi> {
+  const { config } = env;
+  const redis = createRedis(config.REDIS_URL, 'producer', 'rewards-api-test');
+  await new Promise<void>((resolve, reject) => {
+    redis.once('ready', () => resolve());
+    setTimeout(() => reject(new Error('redis did not become ready')), 5_000).unref();
+  });
+  const deps: ApiDeps = {
+    config,
+    db: env.db,
+    logger: createLogger({ level: config.LOG_LEVEL, name: 'api-test' }),
+    metrics: new Metrics({ collectDefaults: false, processName: 'api' }),
+    producer: new CancellationProducer(redis, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS, config.QUEUE_MAX_WAITING),
+    redis,
+    merchants: new MerchantDirectory(env.db, config.MERCHANT_CACHE_TTL_MS),
+    ...depsOverrides,
+  };
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    app,
+    deps,
+    baseUrl,
+    post: (path, body, headers = {}) =>
+      fetch(`${baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    get: (path, headers = {}) => fetch(`${baseUrl}${path}`, { headers }),
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await deps.producer.close();
+      redis.disconnect();
+    },
+  };
+}
