@@ -32,11 +32,14 @@ const jobBase = {
 
 /** Where a long job has got to: saved on the job after each batch so that a retry resumes there. */
 export const queryCursorSchema = z.object({
-  /** Index into the sorted player list of the first player not yet finished. */
+  /** Index into the sorted player list of the first player whose slice is not finished. */
   playerIndex: z.number().int().nonnegative(),
-  /** Last reward id done for that player (keyset position), null when none yet. */
-  afterRewardId: uuid.nullable(),
+  /** Players in the slice that starts there (sized to about one batch of rewards). */
+  sliceSize: z.number().int().positive(),
+  /** Rewards cancelled in the slices before it. */
   cancelled: z.number().int().nonnegative(),
+  /** Rewards seen in those slices, for sizing the next ones. */
+  picked: z.number().int().nonnegative(),
 });
 export type QueryCursor = z.infer<typeof queryCursorSchema>;
 
@@ -50,10 +53,14 @@ export const cancelJobSchema = z
     message: 'exactly one of id or externalId',
   });
 
+/** Set on a bulk job once it has added its child jobs, so a retry does not split it again. */
+const fanOutStep = z.enum(['children-added']).optional();
+
 export const bulkCancelJobSchema = z.object({
   ...jobBase,
   ids: z.array(uuid),
   externalIds: z.array(identifier),
+  step: fanOutStep,
 });
 
 export const queryFilterSchema = z.object({
@@ -66,6 +73,7 @@ export const bulkCancelByQueryJobSchema = z.object({
   ...queryFilterSchema.shape,
   playerIds: z.array(identifier),
   cursor: queryCursorSchema.optional(),
+  step: fanOutStep,
 });
 
 /**
@@ -79,6 +87,8 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
     rootJobId: z.string().min(1),
     ids: z.array(uuid),
     externalIds: z.array(identifier),
+    /** Rewards the request also names by id: an external-id part leaves them to the id parts, so each counts once. */
+    excludeIds: z.array(uuid).optional(),
   }),
   z.object({
     operation: z.literal('bulkCancelByQuery'),

@@ -1,0 +1,219 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * The SQL that cancels rewards. Every statement is set-based (ids travel as one array parameter),
+ * scoped to the merchant, and changes only ACTIVE rewards, so running it twice changes nothing more.
+ *
+ * A reward counts as `cancelled` for a job when this job moved it to CANCELLED, including in an
+ * earlier attempt of the same job (its id is on the reward): a retried job reports the same counts.
+ */
+
+export type RewardOutcome = 'cancelled' | 'alreadyCancelled' | 'notCancellable' | 'notFound';
+
+export interface SingleCancelRequest {
+  /** The job the merchant was given: recorded on the reward it cancels. */
+  jobId: string;
+  merchantId: string;
+  rewardId?: string;
+  externalId?: string;
+}
+
+/**
+ * Many single cancels (of any merchants) in one statement: the coalesced path. Returns one outcome
+ * per request, in request order.
+ */
+export async function cancelSingleRewards(
+  db: Transaction<Database>,
+  requests: readonly SingleCancelRequest[],
+): Promise<RewardOutcome[]> {
+  if (requests.length === 0) return [];
+  const result = await sql<{ ordinal: number; outcome: RewardOutcome }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${requests.map((r) => r.jobId)}::text[],
+        ${requests.map((r) => r.merchantId)}::uuid[],
+        ${requests.map((r) => r.rewardId ?? null)}::uuid[],
+        ${requests.map((r) => r.externalId ?? null)}::text[]
+      ) WITH ORDINALITY AS t(job_id, merchant_id, reward_id, external_id, ordinal)
+    ),
+    matched AS (
+      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id
+      FROM input i JOIN rewards r ON r.id = i.reward_id AND r.merchant_id = i.merchant_id
+      UNION ALL
+      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id
+      FROM input i JOIN rewards r ON r.merchant_id = i.merchant_id AND r.external_id = i.external_id
+      WHERE i.reward_id IS NULL
+    ),
+    updated AS (
+      UPDATE rewards r
+      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = m.job_id
+      FROM matched m
+      WHERE r.id = m.id AND r.status = 'ACTIVE'
+      RETURNING r.id, r.cancellation_job_id
+    )
+    SELECT i.ordinal::int AS ordinal,
+      CASE
+        WHEN m.id IS NULL THEN 'notFound'
+        WHEN u.id IS NOT NULL THEN 'cancelled'
+        WHEN m.status = 'CANCELLED' AND m.cancellation_job_id = i.job_id THEN 'cancelled'
+        WHEN m.status IN ('USED', 'EXPIRED') THEN 'notCancellable'
+        ELSE 'alreadyCancelled'
+      END AS outcome
+    FROM input i
+    LEFT JOIN matched m ON m.ordinal = i.ordinal
+    LEFT JOIN updated u ON u.id = m.id AND u.cancellation_job_id = i.job_id
+    ORDER BY i.ordinal
+  `.execute(db);
+  return result.rows.map((row) => row.outcome);
+}
+
+export interface IdentifierBatchResult {
+  cancelled: number;
+  alreadyCancelled: number;
+  notCancellable: number;
+  notFound: number;
+}
+
+/**
+ * One batch of a bulkCancel: rewards of one merchant selected by id or by external id. Each reward is
+ * counted once even when both lists name it; `excludeIds` lets an external-id batch skip rewards that
+ * the request also names by id (they are counted in the id batches).
+ */
+export async function cancelRewardsByIdentifiers(
+  db: Transaction<Database>,
+  params: {
+    jobId: string;
+    merchantId: string;
+    ids: readonly string[];
+    externalIds: readonly string[];
+    excludeIds?: readonly string[];
+  },
+): Promise<IdentifierBatchResult> {
+  const { jobId, merchantId, ids, externalIds } = params;
+  const excludeIds = params.excludeIds ?? [];
+  const result = await sql<IdentifierBatchResult>`
+    WITH matched AS (
+      SELECT r.id, r.status, r.cancellation_job_id, r.external_id
+      FROM rewards r
+      WHERE r.merchant_id = ${merchantId}
+        AND (r.id = ANY(${ids}::uuid[]) OR r.external_id = ANY(${externalIds}::text[]))
+        AND NOT (r.id = ANY(${excludeIds}::uuid[]))
+    ),
+    updated AS (
+      UPDATE rewards r
+      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
+      WHERE r.id = ANY(ARRAY(SELECT id FROM matched)) AND r.status = 'ACTIVE'
+      RETURNING r.id
+    )
+    SELECT
+      (SELECT count(*) FROM updated)::int
+        + (SELECT count(*) FROM matched WHERE status = 'CANCELLED' AND cancellation_job_id = ${jobId})::int AS cancelled,
+      (SELECT count(*) FROM matched m
+        WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = m.id)
+          AND (m.status = 'ACTIVE' OR (m.status = 'CANCELLED' AND m.cancellation_job_id IS DISTINCT FROM ${jobId})))::int
+        AS "alreadyCancelled",
+      (SELECT count(*) FROM matched WHERE status IN ('USED', 'EXPIRED'))::int AS "notCancellable",
+      0 AS "notFound"
+  `.execute(db);
+  const row = result.rows[0] ?? { cancelled: 0, alreadyCancelled: 0, notCancellable: 0, notFound: 0 };
+  const notFound = await countUnmatchedIdentifiers(db, merchantId, ids, externalIds);
+  return { ...row, notFound };
+}
+
+/** Identifiers of the batch that name no reward of the merchant. */
+async function countUnmatchedIdentifiers(
+  db: Executor,
+  merchantId: string,
+  ids: readonly string[],
+  externalIds: readonly string[],
+): Promise<number> {
+  const result = await sql<{ missing: number }>`
+    SELECT
+      (SELECT count(*) FROM unnest(${ids}::uuid[]) AS i(id)
+        WHERE NOT EXISTS (SELECT 1 FROM rewards r WHERE r.id = i.id AND r.merchant_id = ${merchantId}))::int
+      + (SELECT count(*) FROM unnest(${externalIds}::text[]) AS e(external_id)
+        WHERE NOT EXISTS (
+          SELECT 1 FROM rewards r WHERE r.merchant_id = ${merchantId} AND r.external_id = e.external_id
+        ))::int AS missing
+  `.execute(db);
+  return result.rows[0]?.missing ?? 0;
+}
+
+export interface QueryFilter {
+  rewardConfigurationId?: string;
+  externalRewardConfigurationId?: string;
+}
+
+export interface QueryBatchResult {
+  /** ACTIVE rewards the batch selected (at most `limit`): fewer than the limit means the slice is done. */
+  picked: number;
+  cancelled: number;
+}
+
+/**
+ * One batch of a bulkCancelByQuery: up to `limit` ACTIVE rewards of a slice of players. The slice is
+ * small (sized to about one batch), so the player array sent with each statement stays short. The
+ * `ARRAY(SELECT …)` form keeps the update on primary-key probes; a join on a CTE turns into a
+ * sequential scan from a few thousand rows on (PERFORMANCE.md).
+ */
+export async function cancelRewardsOfPlayers(
+  db: Transaction<Database>,
+  params: { jobId: string; merchantId: string; playerIds: readonly string[]; filter: QueryFilter; limit: number },
+): Promise<QueryBatchResult> {
+  const { jobId, merchantId, playerIds, filter, limit } = params;
+  const result = await sql<QueryBatchResult>`
+    WITH picked AS MATERIALIZED (
+      SELECT r.id
+      FROM rewards r
+      WHERE r.merchant_id = ${merchantId}
+        AND r.player_id = ANY(${playerIds}::text[])
+        AND r.status = 'ACTIVE'
+        ${configurationCondition(merchantId, filter)}
+      LIMIT ${limit}
+    ),
+    updated AS (
+      UPDATE rewards r
+      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
+      WHERE r.id = ANY(ARRAY(SELECT id FROM picked)) AND r.status = 'ACTIVE'
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM picked)::int AS picked, (SELECT count(*) FROM updated)::int AS cancelled
+  `.execute(db);
+  return result.rows[0] ?? { picked: 0, cancelled: 0 };
+}
+
+/**
+ * Rewards of these players that this job already cancelled: used when a retried job resumes, to
+ * count the batch that committed after the last checkpoint was saved.
+ */
+export async function countCancelledByJob(
+  db: Executor,
+  params: { jobId: string; merchantId: string; playerIds: readonly string[] },
+): Promise<number> {
+  const result = await sql<{ count: number }>`
+    SELECT count(*)::int AS count FROM rewards r
+    WHERE r.merchant_id = ${params.merchantId}
+      AND r.player_id = ANY(${params.playerIds}::text[])
+      AND r.status = 'CANCELLED'
+      AND r.cancellation_job_id = ${params.jobId}
+  `.execute(db);
+  return result.rows[0]?.count ?? 0;
+}
+
+function configurationCondition(merchantId: string, filter: QueryFilter) {
+  const conditions = [];
+  if (filter.rewardConfigurationId !== undefined) {
+    conditions.push(sql`AND r.reward_configuration_id = ${filter.rewardConfigurationId}::uuid`);
+  }
+  if (filter.externalRewardConfigurationId !== undefined) {
+    // Both ids given: the configuration must match both (DESIGN §5).
+    conditions.push(sql`AND r.reward_configuration_id IN (
+      SELECT rc.id FROM reward_configurations rc
+      WHERE rc.merchant_id = ${merchantId} AND rc.external_id = ${filter.externalRewardConfigurationId}
+    )`);
+  }
+  return sql.join(conditions, sql` `);
+}

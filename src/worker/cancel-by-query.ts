@@ -1,0 +1,93 @@
+import type { Job } from 'bullmq';
+import type { QueryCursor } from '../shared/queue/job-catalogue.js';
+import {
+  cancelRewardsOfPlayers,
+  countCancelledByJob,
+  type QueryFilter,
+} from '../shared/repositories/reward-cancellations.repository.js';
+import { yieldIfStopping } from './job-lifecycle.js';
+import type { WorkerDeps } from './worker-context.js';
+
+export interface QueryWork {
+  /** The merchant's job id, recorded on each reward it cancels. */
+  rootJobId: string;
+  merchantId: string;
+  /** Sorted and distinct. */
+  playerIds: readonly string[];
+  filter: QueryFilter;
+  cursor?: QueryCursor;
+}
+
+/** The player array sent with each statement stays at most this long (PERFORMANCE.md: long arrays cost planning time). */
+const MAX_SLICE_PLAYERS = 1_000;
+
+/**
+ * Walks the players in slices sized to about one batch of rewards (adapted to the rewards per player
+ * seen so far), cancelling each slice's ACTIVE rewards in transactions of at most CANCEL_BATCH_SIZE.
+ * After each slice the cursor (where the next slice starts, its size, the counts so far) is saved on
+ * the job, so a retry after a crash resumes there. Work of the slice in flight at the crash is
+ * recounted from the rewards themselves (they carry the job id), so the final count stays exact.
+ * Memory stays flat: nothing but one slice of player ids and a few counters is held.
+ */
+export async function cancelByQuery(
+  deps: WorkerDeps,
+  job: Job,
+  token: string | undefined,
+  work: QueryWork,
+): Promise<{ players: number; cancelled: number }> {
+  const batchSize = deps.config.CANCEL_BATCH_SIZE;
+  const players = work.playerIds;
+  let cursor: QueryCursor = work.cursor ?? {
+    playerIndex: 0,
+    sliceSize: Math.max(1, Math.min(MAX_SLICE_PLAYERS, Math.floor(batchSize / 100))),
+    cancelled: 0,
+    picked: 0,
+  };
+  // Resuming: count what this job already cancelled in the slice that was in flight.
+  let carried = work.cursor
+    ? await countCancelledByJob(deps.db, {
+        jobId: work.rootJobId,
+        merchantId: work.merchantId,
+        playerIds: players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize),
+      })
+    : 0;
+
+  while (cursor.playerIndex < players.length) {
+    const slice = players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize);
+    let sliceCancelled = carried;
+    let slicePicked = carried;
+    carried = 0;
+    for (;;) {
+      await yieldIfStopping(deps, job, token);
+      const result = await deps.db.transaction().execute((trx) =>
+        cancelRewardsOfPlayers(trx, {
+          jobId: work.rootJobId,
+          merchantId: work.merchantId,
+          playerIds: slice,
+          filter: work.filter,
+          limit: batchSize,
+        }),
+      );
+      sliceCancelled += result.cancelled;
+      slicePicked += result.picked;
+      deps.metrics.batchSize.observe({ operation: 'bulkCancelByQuery' }, result.picked);
+      if (result.cancelled > 0) deps.metrics.rewardsCancelled.inc({ operation: 'bulkCancelByQuery' }, result.cancelled);
+      if (result.picked < batchSize) break;
+    }
+
+    const playersDone = cursor.playerIndex + slice.length;
+    const picked = cursor.picked + slicePicked;
+    const rewardsPerPlayer = picked / playersDone;
+    cursor = {
+      playerIndex: playersDone,
+      sliceSize: Math.max(1, Math.min(MAX_SLICE_PLAYERS, Math.floor(batchSize / Math.max(rewardsPerPlayer, 1)))),
+      cancelled: cursor.cancelled + sliceCancelled,
+      picked,
+    };
+    await Promise.all([
+      job.updateData({ ...job.data, cursor }),
+      job.updateProgress(Math.floor((playersDone / players.length) * 100)),
+    ]);
+  }
+  return { players: players.length, cancelled: cursor.cancelled };
+}

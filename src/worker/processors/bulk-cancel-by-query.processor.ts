@@ -1,0 +1,44 @@
+import type { Job } from 'bullmq';
+import { bulkCancelByQueryJobSchema, type QueryCancelResult } from '../../shared/queue/job-catalogue.js';
+import { cancelByQuery } from '../cancel-by-query.js';
+import { chunk, fanOut, type PartPayload, sumCounts } from '../fan-out.js';
+import { markBulkJobCompleted, markBulkJobStarted } from '../job-lifecycle.js';
+import type { WorkerDeps } from '../worker-context.js';
+
+/** bulkCancelByQuery: inline for few players, split by players above FANOUT_THRESHOLD. */
+export function createBulkCancelByQueryProcessor(deps: WorkerDeps) {
+  return async (job: Job, token?: string): Promise<QueryCancelResult> => {
+    const payload = bulkCancelByQueryJobSchema.parse(job.data);
+    const jobId = job.id as string;
+    // A resumed job (cursor saved) or a parent woken by its children was marked when it first started.
+    if (payload.step === undefined && payload.cursor === undefined) {
+      await markBulkJobStarted(deps, job, payload.merchantId, payload.requestId);
+    }
+    const filter = {
+      rewardConfigurationId: payload.rewardConfigurationId,
+      externalRewardConfigurationId: payload.externalRewardConfigurationId,
+    };
+    let result: QueryCancelResult;
+    if (payload.playerIds.length > deps.config.FANOUT_THRESHOLD) {
+      const parts = (): PartPayload[] =>
+        chunk(payload.playerIds, deps.config.FANOUT_CHUNK_SIZE).map((playerIds) => ({
+          operation: 'bulkCancelByQuery' as const,
+          merchantId: payload.merchantId,
+          rootJobId: jobId,
+          playerIds,
+          ...filter,
+        }));
+      result = sumCounts(await fanOut<QueryCancelResult>(deps, job, token, parts), ['players', 'cancelled']);
+    } else {
+      result = await cancelByQuery(deps, job, token, {
+        rootJobId: jobId,
+        merchantId: payload.merchantId,
+        playerIds: payload.playerIds,
+        filter,
+        cursor: payload.cursor,
+      });
+    }
+    await markBulkJobCompleted(deps, job, payload.merchantId, { ...result }, payload.requestId);
+    return result;
+  };
+}
