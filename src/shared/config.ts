@@ -65,6 +65,11 @@ export const configSchema = z.object({
   COALESCE_MAX_BATCH: positiveInt(500),
   /** How long a coalescing batch waits for more single cancels before it is applied. */
   COALESCE_WINDOW_MS: nonNegativeInt(5),
+  /**
+   * How long a worker's hold on a job lasts without renewal. A worker that dies (kill -9, lost node)
+   * gives its jobs back after this long; a live worker renews the lock every half of it.
+   */
+  WORKER_LOCK_DURATION_MS: positiveInt(30_000),
   /** Time the process allows itself to drain on SIGTERM before it forces the exit. */
   SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
   METRICS_ENABLED: booleanFromEnv.default(true),

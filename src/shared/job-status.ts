@@ -27,9 +27,12 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export async function findJobStatus(queues: readonly Queue[], db: Db, jobId: string): Promise<JobStatus | null> {
   if (!JOB_ID.test(jobId)) return null;
   for (const queue of queues) {
+    // State first, then the job: a job read before it completes would show "completed" without its result.
+    const bullState = await queue.getJobState(jobId);
+    if (bullState === 'unknown') continue;
     const job = await queue.getJob(jobId);
     if (job) {
-      const fromQueue = await statusFromJob(job);
+      const fromQueue = await statusFromJob(job, bullState);
       if (fromQueue) return fromQueue;
     }
   }
@@ -37,10 +40,9 @@ export async function findJobStatus(queues: readonly Queue[], db: Db, jobId: str
   return row ? statusFromRow(row) : null;
 }
 
-async function statusFromJob(job: Job): Promise<JobStatus | null> {
+async function statusFromJob(job: Job, bullState: string): Promise<JobStatus | null> {
   const data = job.data as { merchantId?: string };
   if (!job.id || !data.merchantId) return null;
-  const bullState = await job.getState();
   const state = toJobState(bullState);
   const result = state === 'completed' ? (job.returnvalue as Record<string, number> | null) : null;
   return {
@@ -51,10 +53,20 @@ async function statusFromJob(job: Job): Promise<JobStatus | null> {
     createdAt: job.timestamp,
     startedAt: job.processedOn ?? null,
     finishedAt: state === 'completed' || state === 'failed' ? (job.finishedOn ?? null) : null,
-    progress: state === 'completed' ? 100 : typeof job.progress === 'number' ? job.progress : 0,
+    progress: await progressOf(job, bullState),
     result: result ?? null,
     error: job.failedReason || null,
   };
+}
+
+/** A split job's progress is the share of its parts done; others report their own as batches commit. */
+async function progressOf(job: Job, bullState: string): Promise<number> {
+  if (bullState === 'completed') return 100;
+  if (bullState === 'waiting-children') {
+    const { processed = 0, unprocessed = 0 } = await job.getDependenciesCount({ processed: true, unprocessed: true });
+    return processed + unprocessed === 0 ? 0 : Math.floor((processed / (processed + unprocessed)) * 100);
+  }
+  return typeof job.progress === 'number' ? job.progress : 0;
 }
 
 function toJobState(bullState: string): JobState {

@@ -43,7 +43,14 @@ export function startWorkers(deps: WorkerDeps, connection: Redis): CancellationW
     }
   };
 
-  const common = { connection, prefix: deps.config.QUEUE_PREFIX, autorun: true };
+  const common = {
+    connection,
+    prefix: deps.config.QUEUE_PREFIX,
+    autorun: true,
+    lockDuration: deps.config.WORKER_LOCK_DURATION_MS,
+    // Jobs of a dead worker are looked for as often as its locks can expire.
+    stalledInterval: deps.config.WORKER_LOCK_DURATION_MS,
+  };
   const workers = [
     new Worker(queueNames.single, dispatch, { ...common, concurrency: deps.config.WORKER_CANCEL_CONCURRENCY }),
     new Worker(queueNames.bulk, dispatch, { ...common, concurrency: deps.config.WORKER_BULK_CONCURRENCY }),

@@ -1,0 +1,61 @@
+import { expect } from 'vitest';
+import type { TestApi } from './api.js';
+import type { MerchantCredentials } from './signing.js';
+import { signedBody } from './signing.js';
+import { eventually } from './worker.js';
+
+export const cancelPaths = {
+  cancel: '/api/v1/integration/rewards/cancel',
+  bulkCancel: '/api/v1/integration/rewards/bulkCancel',
+  bulkCancelByQuery: '/api/v1/integration/rewards/bulkCancelByQuery',
+  jobStatus: '/api/v1/integration/jobs/status',
+} as const;
+
+export interface JobStatusBody {
+  jobId: string;
+  operation: string;
+  state: 'queued' | 'running' | 'completed' | 'failed';
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  progress: number;
+  result: Record<string, number> | null;
+  error: string | null;
+}
+
+/** Sends a signed cancel request, expects 200 with an empty body, and returns the job id. */
+export async function requestCancellation(
+  api: TestApi,
+  merchant: MerchantCredentials,
+  operation: 'cancel' | 'bulkCancel' | 'bulkCancelByQuery',
+  fields: Record<string, unknown>,
+): Promise<string> {
+  const response = await api.post(cancelPaths[operation], signedBody(merchant, fields));
+  expect(response.status).toBe(200);
+  expect(await response.text()).toBe('');
+  const jobId = response.headers.get('x-job-id');
+  expect(jobId).toMatch(/^[0-9a-f-]{36}$/);
+  return jobId as string;
+}
+
+export async function fetchJobStatus(api: TestApi, merchant: MerchantCredentials, jobId: string) {
+  return api.post(cancelPaths.jobStatus, signedBody(merchant, { jobId }));
+}
+
+/** Polls the signed status route until the job is completed or failed. */
+export async function waitForJob(
+  api: TestApi,
+  merchant: MerchantCredentials,
+  jobId: string,
+  timeoutMs = 30_000,
+): Promise<JobStatusBody> {
+  return eventually(
+    async () => {
+      const response = await fetchJobStatus(api, merchant, jobId);
+      if (response.status !== 200) return undefined;
+      const status = (await response.json()) as JobStatusBody;
+      return status.state === 'completed' || status.state === 'failed' ? status : undefined;
+    },
+    { timeoutMs, what: `job ${jobId} to finish` },
+  );
+}
