@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
+import { signedBody } from '../helpers/signing.js';
+import { startTestWorker } from '../helpers/worker.js';
+
+let env: TestEnvironment;
+let api: TestApi;
+let merchant: MerchantFixture;
+let other: MerchantFixture;
+
+const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+beforeAll(async () => {
+  // No worker runs here until a test starts one: jobs stay waiting, so sharing can be observed.
+  env = await createTestEnvironment({ BULK_MAX_ITEMS: '20' });
+  api = await startTestApi(env);
+  merchant = await createMerchant(env.db);
+  other = await createMerchant(env.db);
+});
+afterAll(async () => {
+  await api?.close();
+  await env?.close();
+});
+
+async function waitingJobs(): Promise<number> {
+  const queues = api.deps.producer.queues;
+  return (await queues.cancel.getWaitingCount()) + (await queues['bulk-cancel'].getWaitingCount());
+}
+
+async function expectRejected(path: string, fields: Record<string, unknown>, message: RegExp) {
+  const before = await waitingJobs();
+  const response = await api.post(path, signedBody(merchant, fields));
+  expect(response.status).toBe(400);
+  const body = (await response.json()) as { errorCode: number; errorMessage: string };
+  expect(body.errorCode).toBe(1);
+  expect(body.errorMessage).toMatch(message);
+  expect(response.headers.get('x-job-id')).toBeNull();
+  expect(await waitingJobs()).toBe(before);
+}
+
+describe('cancel request validation: nothing is queued for a bad request', () => {
+  it('cancel needs exactly one of id or externalId', async () => {
+    await expectRejected(cancelPaths.cancel, {}, /exactly one of id or externalId/);
+    await expectRejected(cancelPaths.cancel, { id: uuid(1), externalId: 'x' }, /exactly one/);
+    await expectRejected(cancelPaths.cancel, { id: 'not-a-uuid' }, /^id:/);
+    await expectRejected(cancelPaths.cancel, { externalId: '' }, /^externalId:/);
+    await expectRejected(cancelPaths.cancel, { externalId: 'x'.repeat(256) }, /^externalId:/);
+  });
+
+  it('a null id with an externalId is accepted (null counts as absent)', async () => {
+    const jobId = await requestCancellation(api, merchant, 'cancel', { id: null, externalId: 'null-is-absent' });
+    expect(jobId).toBeTruthy();
+  });
+
+  it('bulkCancel: empty, too long, or one malformed entry rejects the whole request', async () => {
+    await expectRejected(cancelPaths.bulkCancel, {}, /at least one entry/);
+    await expectRejected(cancelPaths.bulkCancel, { ids: null, externalIds: [] }, /at least one entry/);
+    await expectRejected(
+      cancelPaths.bulkCancel,
+      { ids: Array.from({ length: 15 }, (_, i) => uuid(i)), externalIds: Array.from({ length: 6 }, (_, i) => `e${i}`) },
+      /at most 20 entries, got 21/,
+    );
+    await expectRejected(cancelPaths.bulkCancel, { ids: [uuid(1), 'bad', uuid(2)] }, /^ids\[1\]:/);
+    await expectRejected(cancelPaths.bulkCancel, { externalIds: ['ok', ''] }, /^externalIds\[1\]:/);
+    await expectRejected(cancelPaths.bulkCancel, { ids: 'not-a-list' }, /^ids:/);
+  });
+
+  it('bulkCancelByQuery: playerIds required, 1 to the limit, configuration id a UUID', async () => {
+    await expectRejected(cancelPaths.bulkCancelByQuery, {}, /^playerIds:/);
+    await expectRejected(cancelPaths.bulkCancelByQuery, { playerIds: [] }, /at least one entry/);
+    await expectRejected(
+      cancelPaths.bulkCancelByQuery,
+      { playerIds: Array.from({ length: 21 }, (_, i) => `p${i}`) },
+      /at most 20/,
+    );
+    await expectRejected(cancelPaths.bulkCancelByQuery, { playerIds: ['ok', ''] }, /^playerIds\[1\]:/);
+    await expectRejected(cancelPaths.bulkCancelByQuery, { playerIds: ['p'], rewardConfigurationId: 'x' }, /^rewardConfigurationId:/);
+  });
+});
+
+describe('identical requests share a waiting job', () => {
+  it('same merchant, operation and identifiers in any order share one job id', async () => {
+    const first = await requestCancellation(api, merchant, 'bulkCancel', { ids: [uuid(7), uuid(8)], externalIds: ['a'] });
+    const second = await requestCancellation(api, merchant, 'bulkCancel', { externalIds: ['a', 'a'], ids: [uuid(8), uuid(7)] });
+    expect(second).toBe(first);
+    const single = await requestCancellation(api, merchant, 'cancel', { externalId: 'share-me' });
+    expect(await requestCancellation(api, merchant, 'cancel', { externalId: 'share-me' })).toBe(single);
+    const query = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: ['b', 'a'] });
+    expect(await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: ['a', 'b', 'a'] })).toBe(query);
+  });
+
+  it('different identifiers, operation, filter or merchant get jobs of their own', async () => {
+    const base = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: ['x1'] });
+    const ids = new Set([
+      base,
+      await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: ['x1', 'x2'] }),
+      await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: ['x1'], rewardConfigurationId: uuid(3) }),
+      await requestCancellation(api, other, 'bulkCancelByQuery', { playerIds: ['x1'] }),
+      await requestCancellation(api, merchant, 'bulkCancel', { externalIds: ['x1'] }),
+    ]);
+    expect(ids.size).toBe(5);
+  });
+
+  it('once the shared job has run, the same request makes a new job', async () => {
+    const configuration = await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() });
+    const [reward] = await createRewards(env.db, {
+      merchantId: merchant.id,
+      rewardConfigurationId: configuration.id,
+      rewards: [{ playerId: 'later', externalId: 'run-then-again' }],
+    });
+    const first = await requestCancellation(api, merchant, 'bulkCancel', { externalIds: ['run-then-again'] });
+    const worker = await startTestWorker(env);
+    try {
+      expect((await waitForJob(api, merchant, first)).result?.cancelled).toBe(1);
+      const again = await requestCancellation(api, merchant, 'bulkCancel', { externalIds: ['run-then-again'] });
+      expect(again).not.toBe(first);
+      expect((await waitForJob(api, merchant, again)).result).toMatchObject({ cancelled: 0, alreadyCancelled: 1 });
+    } finally {
+      await worker.close();
+    }
+    const row = await env.db.selectFrom('rewards').selectAll().where('id', '=', reward?.id as string).executeTakeFirstOrThrow();
+    expect(row.cancellation_job_id).toBe(first);
+  });
+});
+
+describe('job status', () => {
+  it("answers 404 for another merchant's job and for an unknown id", async () => {
+    const jobId = await requestCancellation(api, merchant, 'cancel', { externalId: 'status-owner' });
+    const mine = await fetchJobStatus(api, merchant, jobId);
+    expect(mine.status).toBe(200);
+    expect(await mine.json()).toMatchObject({ jobId, operation: 'cancel', state: 'queued', result: null });
+    for (const [who, id] of [
+      [other, jobId],
+      [merchant, uuid(99)],
+      [merchant, 'not-a-job-id'],
+    ] as const) {
+      const response = await fetchJobStatus(api, who, id);
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ errorCode: 10, errorMessage: 'Job not found' });
+    }
+  });
+
+  it('keeps answering from the audit table after Redis has forgotten the job', async () => {
+    const jobId = await requestCancellation(api, merchant, 'bulkCancel', { externalIds: ['forgotten-1'] });
+    const worker = await startTestWorker(env);
+    try {
+      await waitForJob(api, merchant, jobId);
+    } finally {
+      await worker.close();
+    }
+    await api.deps.producer.queues['bulk-cancel'].remove(jobId);
+    const response = await fetchJobStatus(api, merchant, jobId);
+    expect(response.status).toBe(200);
+    const status = await response.json();
+    expect(status).toMatchObject({
+      jobId,
+      operation: 'bulkCancel',
+      state: 'completed',
+      progress: 100,
+      result: { requested: 1, cancelled: 0, alreadyCancelled: 0, notCancellable: 0, notFound: 1 },
+      error: null,
+    });
+    expect(status.finishedAt).toBeGreaterThanOrEqual(status.startedAt);
+  });
+});
