@@ -1,4 +1,32 @@
 import type { App } from '../context.js';
+import { adminAuth } from './admin-auth.middleware.js';
+import { registerCreateMerchant } from './create-merchant.route.js';
+import { registerCreateRewardConfiguration } from './create-reward-configuration.route.js';
+import { registerCreateRewards } from './create-rewards.route.js';
+import { registerCreateSession } from './create-session.route.js';
+import { registerGetJob } from './get-job.route.js';
+import { registerGetReward } from './get-reward.route.js';
+import { registerRotateMerchantSecret } from './rotate-merchant-secret.route.js';
+import { registerUpdateMerchant } from './update-merchant.route.js';
 
-/** The admin API (DESIGN §8), behind ADMIN_TOKEN. */
-export function registerAdminRoutes(_app: App): void {}
+/**
+ * The admin API (DESIGN §8), behind ADMIN_TOKEN. The gate covers every path under /admin/v1, known
+ * or not, and runs before any body is validated: without the token nothing about a request is said.
+ */
+export function registerAdminRoutes(app: App): void {
+  app.openAPIRegistry.registerComponent('securitySchemes', 'adminBearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The ADMIN_TOKEN of the deployment',
+  });
+  app.use('/admin/v1/*', adminAuth());
+
+  registerCreateMerchant(app);
+  registerUpdateMerchant(app);
+  registerRotateMerchantSecret(app);
+  registerCreateRewardConfiguration(app);
+  registerCreateRewards(app);
+  registerGetReward(app);
+  registerCreateSession(app);
+  registerGetJob(app);
+}

@@ -1,0 +1,34 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { AppError } from '../../shared/errors.js';
+import type { AppEnv } from '../context.js';
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/**
+ * The gate of everything under /admin (DESIGN §8): `Authorization: Bearer <ADMIN_TOKEN>`.
+ * While ADMIN_TOKEN is unset the admin surface answers as an unknown route would, so a deployment
+ * without it shows no admin API at all.
+ */
+export function adminAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const adminToken = c.var.deps.config.ADMIN_TOKEN;
+    if (!adminToken) throw new AppError('NOT_FOUND', 'Route not found', { logDetail: 'admin API disabled' });
+
+    const presented = BEARER.exec(c.req.header('authorization') ?? '')?.[1];
+    if (presented === undefined) {
+      throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: 'no admin bearer token' });
+    }
+    if (!sameToken(presented, adminToken)) {
+      throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: 'wrong admin token' });
+    }
+    await next();
+  };
+}
+
+/** Digests first, so that the comparison neither needs equal lengths nor reveals the token's length. */
+function sameToken(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b);
+}

@@ -1,0 +1,78 @@
+import { z } from '@hono/zod-openapi';
+import type { Db } from '../../shared/db/client.js';
+import type { Merchant } from '../../shared/db/schema.js';
+import { AppError } from '../../shared/errors.js';
+import { isIpOrCidr } from '../../shared/ip-ranges.js';
+import { findMerchantById } from '../../shared/repositories/merchants.repository.js';
+
+/** What every admin route declares in the OpenAPI document. */
+export const adminRouteMeta = {
+  tags: ['Admin'],
+  security: [{ adminBearer: [] }],
+};
+
+export const MerchantIdParamsSchema = z.object({
+  merchantId: z
+    .uuid()
+    .openapi({ param: { name: 'merchantId', in: 'path' }, example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+});
+
+/** 9999-12-31T23:59:59.999Z: every instant up to it has an ISO-8601 form and fits timestamptz. */
+const MAX_EPOCH_MS = 253_402_300_799_999;
+
+/** An instant as epoch milliseconds (JSON integer) or an ISO-8601 string; becomes a Date. */
+export const instantSchema = z
+  .union([z.number().int().min(0).max(MAX_EPOCH_MS), z.iso.datetime({ offset: true }), z.iso.date()], {
+    error: 'epoch milliseconds (an integer) or an ISO-8601 date-time',
+  })
+  .transform((value) => new Date(value))
+  .openapi({ description: 'Epoch milliseconds, or an ISO-8601 string', example: 1767225600000 });
+
+const DECIMAL_TEXT = /^-?\d{1,30}(\.\d{1,30})?$/;
+const DECIMAL_MESSAGE = 'must be a decimal amount: a JSON number, or a string of digits such as "12.50"';
+
+/**
+ * A decimal amount as a JSON number or a string of digits, handed on as text so that the `numeric`
+ * column stores it without another rounding (a JSON number has already been through a double).
+ */
+export function decimalSchema(sign: 'positive' | 'nonNegative') {
+  return z
+    .union([z.number(), z.string().regex(DECIMAL_TEXT, DECIMAL_MESSAGE)], { error: DECIMAL_MESSAGE })
+    .refine(
+      (value) =>
+        typeof value === 'number'
+          ? sign === 'positive'
+            ? value > 0
+            : value >= 0
+          : !value.startsWith('-') && (sign === 'nonNegative' || /[1-9]/.test(value)),
+      { message: sign === 'positive' ? 'must be greater than 0' : 'must not be negative' },
+    )
+    .transform((value) => (typeof value === 'number' ? String(value) : value))
+    .openapi({ example: 12.5 });
+}
+
+export const currencyCodeSchema = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code: three capital letters')
+  .openapi({ example: 'EUR' });
+
+export const allowedIpsSchema = z
+  .array(z.string().max(64).refine(isIpOrCidr, 'must be an IPv4/IPv6 address or a CIDR range'))
+  .min(1, 'give at least one address or range, or null for any source')
+  .max(1_000)
+  .nullable()
+  .openapi({ description: 'Source addresses or CIDR ranges allowed; null: any source', example: ['203.0.113.0/24'] });
+
+/** The merchant a route's path names, or 404. */
+export async function requireMerchant(db: Db, merchantId: string): Promise<Merchant> {
+  const merchant = await findMerchantById(db, merchantId);
+  if (!merchant) throw new AppError('NOT_FOUND', 'Merchant not found');
+  return merchant;
+}
+
+/** A Postgres unique violation (23505) of the named constraint or unique index. */
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, constraint: violated } = error as { code?: unknown; constraint?: unknown };
+  return code === '23505' && violated === constraint;
+}

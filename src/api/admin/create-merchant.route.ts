@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import { createRoute, z } from '@hono/zod-openapi';
+import { merchantStatuses } from '../../shared/db/schema.js';
+import { insertMerchant } from '../../shared/repositories/merchants.repository.js';
+import type { App } from '../context.js';
+import { adminErrorResponses, jsonBody } from '../schemas.js';
+import { adminRouteMeta, allowedIpsSchema } from './admin-schemas.js';
+
+export const CreateMerchantRequestSchema = z
+  .strictObject({
+    name: z.string().min(1).max(255).openapi({ example: 'Demo Casino' }),
+    secretKey: z
+      .string()
+      .min(16)
+      .max(255)
+      .optional()
+      .openapi({ description: 'The signing secret; when absent a random 256-bit one is generated' }),
+    allowedIps: allowedIpsSchema.optional(),
+  })
+  .openapi('AdminCreateMerchantRequest');
+
+export const CreatedMerchantSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    secretKey: z.string().openapi({ description: 'Shown here and in rotations only' }),
+    status: z.enum(merchantStatuses),
+  })
+  .openapi('AdminCreatedMerchant');
+
+export function registerCreateMerchant(app: App): void {
+  const route = createRoute({
+    method: 'post',
+    path: '/admin/v1/merchants',
+    ...adminRouteMeta,
+    summary: 'Create a merchant',
+    request: { body: jsonBody(CreateMerchantRequestSchema) },
+    responses: {
+      201: { description: 'Created', content: { 'application/json': { schema: CreatedMerchantSchema } } },
+      ...adminErrorResponses,
+    },
+  });
+
+  app.openapi(route, async (c) => {
+    const body = c.req.valid('json');
+    const merchant = await insertMerchant(c.var.deps.db, {
+      name: body.name,
+      secretKey: body.secretKey ?? generateSecretKey(),
+      allowedIps: body.allowedIps ?? null,
+    });
+    c.var.logger.info({ merchantId: merchant.id }, 'merchant created');
+    return c.json(
+      { id: merchant.id, name: merchant.name, secretKey: merchant.secret_key, status: merchant.status },
+      201,
+    );
+  });
+}
+
+/** 32 random bytes as hex: the secret of a new merchant or of a rotation. */
+export function generateSecretKey(): string {
+  return randomBytes(32).toString('hex');
+}

@@ -1,0 +1,55 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { rewardStatuses } from '../../shared/db/schema.js';
+import { AppError } from '../../shared/errors.js';
+import { findRewardForMerchant } from '../../shared/repositories/rewards.repository.js';
+import type { App } from '../context.js';
+import { adminErrorResponses } from '../schemas.js';
+import { adminRouteMeta, MerchantIdParamsSchema } from './admin-schemas.js';
+
+export const RewardParamsSchema = MerchantIdParamsSchema.extend({
+  rewardId: z.uuid().openapi({ param: { name: 'rewardId', in: 'path' } }),
+});
+
+export const RewardSchema = z
+  .object({
+    id: z.uuid(),
+    externalId: z.string().nullable(),
+    playerId: z.string(),
+    rewardConfigurationId: z.uuid(),
+    status: z.enum(rewardStatuses),
+    cancelledAt: z.number().int().nullable().openapi({ description: 'Epoch milliseconds' }),
+    cancellationJobId: z.string().nullable().openapi({ description: 'The X-Job-Id of the cancel that did it' }),
+  })
+  .openapi('AdminReward');
+
+export function registerGetReward(app: App): void {
+  const route = createRoute({
+    method: 'get',
+    path: '/admin/v1/merchants/{merchantId}/rewards/{rewardId}',
+    ...adminRouteMeta,
+    summary: 'One reward, with its cancellation if any',
+    request: { params: RewardParamsSchema },
+    responses: {
+      200: { description: 'The reward', content: { 'application/json': { schema: RewardSchema } } },
+      ...adminErrorResponses,
+    },
+  });
+
+  app.openapi(route, async (c) => {
+    const { merchantId, rewardId } = c.req.valid('param');
+    const reward = await findRewardForMerchant(c.var.deps.db, merchantId.toLowerCase(), rewardId.toLowerCase());
+    if (!reward) throw new AppError('NOT_FOUND', 'Reward not found');
+    return c.json(
+      {
+        id: reward.id,
+        externalId: reward.external_id,
+        playerId: reward.player_id,
+        rewardConfigurationId: reward.reward_configuration_id,
+        status: reward.status,
+        cancelledAt: reward.cancelled_at?.getTime() ?? null,
+        cancellationJobId: reward.cancellation_job_id,
+      },
+      200,
+    );
+  });
+}

@@ -1,0 +1,54 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { AppError } from '../../shared/errors.js';
+import { rotateMerchantSecret } from '../../shared/repositories/merchants.repository.js';
+import type { App } from '../context.js';
+import { adminErrorResponses, jsonBody } from '../schemas.js';
+import { adminRouteMeta, MerchantIdParamsSchema } from './admin-schemas.js';
+import { generateSecretKey } from './create-merchant.route.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const RotateSecretRequestSchema = z
+  .strictObject({
+    previousValidForMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * DAY_MS)
+      .default(DAY_MS)
+      .openapi({ description: 'How long the old secret keeps verifying: 0 to 30 days, default 24 h' }),
+  })
+  .openapi('AdminRotateSecretRequest');
+
+export const RotatedSecretSchema = z
+  .object({
+    secretKey: z.string().openapi({ description: 'The new secret' }),
+    previousValidUntil: z.number().int().openapi({ description: 'Epoch milliseconds: the old secret expires then' }),
+  })
+  .openapi('AdminRotatedSecret');
+
+export function registerRotateMerchantSecret(app: App): void {
+  const route = createRoute({
+    method: 'post',
+    path: '/admin/v1/merchants/{merchantId}/secret-rotations',
+    ...adminRouteMeta,
+    summary: "Replace a merchant's secret, keeping the old one valid for a while",
+    description: 'The body may be `{}`. A secret replaced earlier (the previous-but-one) stops verifying at once.',
+    request: { params: MerchantIdParamsSchema, body: jsonBody(RotateSecretRequestSchema) },
+    responses: {
+      201: { description: 'The new secret', content: { 'application/json': { schema: RotatedSecretSchema } } },
+      ...adminErrorResponses,
+    },
+  });
+
+  app.openapi(route, async (c) => {
+    const merchantId = c.req.valid('param').merchantId.toLowerCase();
+    const { previousValidForMs } = c.req.valid('json');
+    const previousValidUntil = new Date(Date.now() + previousValidForMs);
+    const merchant = await rotateMerchantSecret(c.var.deps.db, merchantId, generateSecretKey(), previousValidUntil);
+    if (!merchant) throw new AppError('NOT_FOUND', 'Merchant not found');
+    c.var.deps.merchants.forget(merchantId);
+    c.var.logger.info({ merchantId, previousValidUntil }, 'merchant secret rotated');
+    return c.json({ secretKey: merchant.secret_key, previousValidUntil: previousValidUntil.getTime() }, 201);
+  });
+}
