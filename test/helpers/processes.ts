@@ -1,0 +1,84 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { TestEnvironment } from './environment.js';
+import { eventually } from './worker.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServiceProcess {
+  process: ChildProcess;
+  port: number;
+  baseUrl: string;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Sends a signal and resolves with the exit code (or signal) once the process has exited. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
+
+/**
+ * Starts the real API or worker entry point as a separate process (through tsx, so no build is
+ * needed), configured only through its environment as in production, and waits until /readyz says
+ * it is ready.
+ */
+export async function startService(
+  kind: 'api' | 'worker',
+  env: TestEnvironment,
+  extraEnv: Record<string, string> = {},
+): Promise<ServiceProcess> {
+  const port = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', `src/${kind}/index.ts`], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      DATABASE_URL: env.databaseUrl,
+      REDIS_URL: env.redisUrl,
+      QUEUE_PREFIX: env.queuePrefix,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = once(child, 'exit');
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${kind} exited early:\n${output}`);
+      const ready = await fetch(`${baseUrl}/readyz`).catch(() => undefined);
+      return ready?.status === 200 ? true : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: `${kind} to become ready` },
+  );
+  return {
+    process: child,
+    port,
+    baseUrl,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const [code, exitSignal] = (await exited) as [number | null, NodeJS.Signals | null];
+      return { code, signal: exitSignal };
+    },
+  };
+}
