@@ -8,7 +8,9 @@ import type { ApiDeps, App, AppEnv } from './context.js';
 import { accessLog } from './middleware/access-log.middleware.js';
 import { requireJsonContentType } from './middleware/json-content-type.middleware.js';
 import { requestId } from './middleware/request-id.middleware.js';
+import { registerDocs } from './operations/openapi-routes.js';
 import { registerOperationsRoutes } from './operations/operations-routes.js';
+import { registerQueueDashboard } from './operations/queue-dashboard.js';
 import { registerMerchantRoutes } from './routes.js';
 import { validationHook } from './validation-hook.js';
 
@@ -39,6 +41,8 @@ export function createApp(deps: ApiDeps): App {
   registerOperationsRoutes(app);
   registerMerchantRoutes(app, deps.config.TRUST_PROXY);
   registerAdminRoutes(app);
+  registerQueueDashboard(app);
+  registerDocs(app);
 
   app.notFound(() => {
     throw new AppError('NOT_FOUND', 'Route not found');

@@ -1,0 +1,68 @@
+import type { MiddlewareHandler } from 'hono';
+import { safeEqual } from '../../shared/constant-time.js';
+import { AppError, errorBody } from '../../shared/errors.js';
+import type { AppEnv } from '../context.js';
+
+const REALM = 'queues';
+
+/**
+ * The admin token in front of the queue dashboard. Scripts send `Authorization: Bearer <token>`;
+ * a browser cannot, so HTTP Basic is accepted too (any user name, the token as password), and a
+ * refusal carries `WWW-Authenticate: Basic` so that the browser asks for it. Without ADMIN_TOKEN
+ * the dashboard does not exist (404), as the admin API.
+ */
+export function dashboardAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const adminToken = c.var.deps.config.ADMIN_TOKEN;
+    if (!adminToken) throw new AppError('NOT_FOUND', 'Route not found');
+
+    const presented = presentedToken(c.req.header('authorization'));
+    if (presented === null || !safeEqual(presented, adminToken)) {
+      c.var.logger.info({ detail: presented === null ? 'no credentials' : 'wrong token' }, 'dashboard refused');
+      c.header('WWW-Authenticate', `Basic realm="${REALM}", charset="UTF-8"`);
+      return c.json(errorBody('AUTHENTICATION_FAILED'), 401);
+    }
+    if (
+      !SAFE_METHODS.has(c.req.method) &&
+      isCrossSite(c.req.header('sec-fetch-site'), c.req.header('origin'), c.req.header('host'))
+    ) {
+      c.var.logger.info({ origin: c.req.header('origin') }, 'dashboard refused a cross-site write');
+      return c.json(errorBody('FORBIDDEN', 'Cross-site request refused'), 403);
+    }
+    await next();
+  };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A browser sends remembered Basic credentials with requests that other sites trigger, so a page
+ * elsewhere could make the dashboard retry, clean or add jobs. Browsers say where a request comes
+ * from (`Sec-Fetch-Site`, else `Origin`); writes from another site are refused. Scripts (curl) send
+ * neither header and are not affected.
+ */
+function isCrossSite(fetchSite: string | undefined, origin: string | undefined, host: string | undefined): boolean {
+  if (fetchSite) return fetchSite !== 'same-origin' && fetchSite !== 'none';
+  if (!origin) return false;
+  try {
+    return new URL(origin).host !== host;
+  } catch {
+    return true;
+  }
+}
+
+/** The token from a Bearer or Basic Authorization header, or null when there is none. */
+function presentedToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const space = header.indexOf(' ');
+  if (space < 0) return null;
+  const scheme = header.slice(0, space).toLowerCase();
+  const value = header.slice(space + 1).trim();
+  if (scheme === 'bearer') return value || null;
+  if (scheme === 'basic') {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return colon < 0 ? null : decoded.slice(colon + 1);
+  }
+  return null;
+}
