@@ -45,7 +45,7 @@ async function jobResult(jobId: string) {
   );
 }
 
-describe('end to end: real API and worker processes', () => {
+describe('end to end: real API and worker processes', { timeout: 60_000 }, () => {
   it('cancels by id, by list and by query, and the database shows it', async () => {
     const configuration = await createConfiguration(env.db, {
       merchantId: merchant.id,

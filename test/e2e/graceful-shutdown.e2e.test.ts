@@ -1,0 +1,183 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { type ServiceProcess, startService } from '../helpers/processes.js';
+import { signedBody } from '../helpers/signing.js';
+import { eventually } from '../helpers/worker.js';
+
+/**
+ * SIGTERM while requests and jobs are in flight: no accepted request and no job is lost, and each
+ * process exits by itself, cleanly, well within its shutdown timeout.
+ */
+
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+const workerEnv = { CANCEL_BATCH_SIZE: '1000', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) };
+
+let env: TestEnvironment;
+let merchant: MerchantFixture;
+let configurationId: string;
+let redis: Redis;
+let bulkQueue: Queue;
+let singleQueue: Queue;
+const services: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  merchant = await createMerchant(env.db);
+  configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
+  redis = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  bulkQueue = new Queue('bulk-cancel', { connection: redis, prefix: env.queuePrefix });
+  singleQueue = new Queue('cancel', { connection: redis, prefix: env.queuePrefix });
+});
+afterAll(async () => {
+  await Promise.all(services.map((service) => service.stop('SIGKILL')));
+  await bulkQueue?.close();
+  await singleQueue?.close();
+  redis?.disconnect();
+  await env?.close();
+});
+
+async function start(kind: 'api' | 'worker', extra: Record<string, string> = {}) {
+  const service = await startService(kind, env, extra);
+  services.push(service);
+  return service;
+}
+
+async function seedRewards(prefix: string, players: number, perPlayer: number) {
+  await sql`
+    INSERT INTO rewards (merchant_id, player_id, reward_configuration_id, external_id)
+    SELECT ${merchant.id}::uuid, ${prefix} || '-' || p, ${configurationId}::uuid, ${prefix} || '-' || p || '-' || n
+    FROM generate_series(1, ${players}) p, generate_series(1, ${perPlayer}) n
+  `.execute(env.db);
+}
+
+async function timed<T>(work: Promise<T>): Promise<[T, number]> {
+  const started = Date.now();
+  const value = await work;
+  return [value, Date.now() - started];
+}
+
+// These tests start real processes and move 100,000 rewards on a shared 2-core machine.
+describe('graceful shutdown', { timeout: 120_000 }, () => {
+  it('the API finishes the requests it accepted: every 200 has its job stored', async () => {
+    const api = await start('api', { SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) });
+    const accepted: string[] = [];
+    let refused = 0;
+    let other = 0;
+    let stopRequested = false;
+    const client = async (worker: number) => {
+      for (let i = 0; !stopRequested || i < 5; i++) {
+        try {
+          const response = await fetch(`${api.baseUrl}/api/v1/integration/rewards/cancel`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(signedBody(merchant, { externalId: `shutdown-${worker}-${i}` })),
+          });
+          if (response.status === 200) accepted.push(response.headers.get('x-job-id') as string);
+          else other++;
+        } catch {
+          refused++; // connection refused or reset: the client was never told 200
+          return;
+        }
+      }
+    };
+    const clients = Array.from({ length: 20 }, (_, worker) => client(worker));
+    await eventually(async () => (accepted.length >= 200 ? true : undefined), { what: '200 accepted requests' });
+    const [exit, ms] = await timed(api.stop('SIGTERM'));
+    stopRequested = true;
+    await Promise.all(clients);
+
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(ms).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
+    expect(other).toBe(0);
+    expect(accepted.length).toBeGreaterThanOrEqual(200);
+    const stored = await Promise.all(accepted.map((jobId) => singleQueue.getJob(jobId)));
+    expect(stored.filter((job) => job === undefined)).toEqual([]);
+    expect(api.output()).toContain('shutdown complete');
+  });
+
+  it('a worker stops between batches, hands its job back, and the next worker completes it exactly', async () => {
+    await seedRewards('drain', 1_000, 100);
+    const api = await start('api');
+    const first = await start('worker', workerEnv);
+    const playerIds = Array.from({ length: 1_000 }, (_, i) => `drain-${i + 1}`);
+    const response = await fetch(`${api.baseUrl}/api/v1/integration/rewards/bulkCancelByQuery`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(signedBody(merchant, { playerIds })),
+    });
+    const jobId = response.headers.get('x-job-id') as string;
+    const cancelledSoFar = async () =>
+      (
+        await sql<{ n: number }>`SELECT count(*)::int AS n FROM rewards WHERE cancellation_job_id = ${jobId}`.execute(
+          env.db,
+        )
+      ).rows[0]?.n ?? 0;
+    await eventually(async () => ((await cancelledSoFar()) >= 5_000 ? true : undefined), {
+      intervalMs: 10,
+      what: 'the first batches',
+    });
+
+    const [exit, ms] = await timed(first.stop('SIGTERM'));
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(ms).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
+    const handedBack = await bulkQueue.getJobState(jobId);
+    expect(['waiting', 'delayed', 'completed']).toContain(handedBack);
+    expect(first.output()).toContain('shutdown complete');
+
+    await start('worker', workerEnv);
+    await eventually(
+      async () => {
+        const state = await bulkQueue.getJobState(jobId);
+        if (state === 'failed') throw new Error('job failed');
+        return state === 'completed' ? true : undefined;
+      },
+      { timeoutMs: 60_000, what: 'the job to complete on the next worker' },
+    );
+    const job = await bulkQueue.getJob(jobId);
+    expect(job?.returnvalue).toEqual({ players: 1_000, cancelled: 100_000 });
+    expect(job?.attemptsMade).toBeLessThanOrEqual(1);
+    expect(await cancelledSoFar()).toBe(100_000);
+  });
+
+  it('a worker settles the single cancels it holds before it exits; none is lost', async () => {
+    await seedRewards('single-drain', 2_000, 1);
+    const jobs = Array.from({ length: 2_000 }, (_, i) => ({
+      name: 'cancel',
+      data: { merchantId: merchant.id, acceptedAt: Date.now(), externalId: `single-drain-${i + 1}-1` },
+      opts: { jobId: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}` },
+    }));
+    await singleQueue.addBulk(jobs);
+    const first = await start('worker', workerEnv);
+    const cancelledSoFar = async () =>
+      (
+        await sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM rewards WHERE player_id LIKE 'single-drain-%' AND status = 'CANCELLED'
+        `.execute(env.db)
+      ).rows[0]?.n ?? 0;
+    await eventually(async () => ((await cancelledSoFar()) > 0 ? true : undefined), {
+      intervalMs: 5,
+      what: 'the first single cancels',
+    });
+    const exit = await first.stop('SIGTERM');
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(await singleQueue.getFailedCount()).toBe(0);
+
+    await start('worker', workerEnv);
+    const ours = jobs.map((job) => job.opts.jobId);
+    const states = async () => Promise.all(ours.map((jobId) => singleQueue.getJobState(jobId)));
+    await eventually(async () => ((await states()).every((state) => state === 'completed') ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: 'all 2,000 single cancels to complete',
+    });
+    const remaining = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM rewards WHERE player_id LIKE 'single-drain-%' AND status = 'ACTIVE'
+    `.execute(env.db);
+    expect(remaining.rows[0]?.n).toBe(0);
+    expect(await singleQueue.getFailedCount()).toBe(0);
+  });
+});
