@@ -21,9 +21,15 @@ export function normalizeAddress(address: string): string {
   return mapped?.[1] ?? address;
 }
 
+/**
+ * A malformed entry (one that slipped into the database around the admin API's validation) is
+ * skipped: it allows nothing, while the others still apply. Throwing here would turn every request
+ * of the merchant into a 503.
+ */
 export function buildIpMatcher(entries: readonly string[]): (address: string) => boolean {
   const list = new BlockList();
   for (const entry of entries) {
+    if (!isIpOrCidr(entry)) continue;
     const match = CIDR.exec(entry);
     if (match) {
       const base = match[1] ?? '';

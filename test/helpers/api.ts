@@ -24,13 +24,26 @@ export interface TestApi {
  * file's own database and queue prefix. Requests go over the socket, so the peer address, body
  * limits and headers behave as in production.
  */
-export async function startTestApi(env: TestEnvironment, depsOverrides: Partial<ApiDeps> = {}): Promise<TestApi> {
+export interface TestApiOptions {
+  /** The Redis the API's producer uses; default: the environment's. */
+  redisUrl?: string;
+  /** Wait for that Redis to be ready before serving (default true); false for a Redis that is meant to be down. */
+  waitForRedis?: boolean;
+}
+
+export async function startTestApi(
+  env: TestEnvironment,
+  depsOverrides: Partial<ApiDeps> = {},
+  options: TestApiOptions = {},
+): Promise<TestApi> {
   const { config } = env;
-  const redis = createRedis(config.REDIS_URL, 'producer', 'rewards-api-test');
-  await new Promise<void>((resolve, reject) => {
-    redis.once('ready', () => resolve());
-    setTimeout(() => reject(new Error('redis did not become ready')), 5_000).unref();
-  });
+  const redis = createRedis(options.redisUrl ?? config.REDIS_URL, 'producer', 'rewards-api-test');
+  if (options.waitForRedis !== false) {
+    await new Promise<void>((resolve, reject) => {
+      redis.once('ready', () => resolve());
+      setTimeout(() => reject(new Error('redis did not become ready')), 5_000).unref();
+    });
+  }
   const deps: ApiDeps = {
     config,
     db: env.db,

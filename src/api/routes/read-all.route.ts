@@ -8,14 +8,22 @@ import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
+// Every filter is optional, and `null` counts as absent: clients that serialise every field of their
+// request class send `"name": null` for "no name filter" (as for the cancel routes' lists).
 export const ReadAllRequestSchema = z
   .object({
     ...signedFields,
-    name: z.string().max(255).optional().openapi({ description: 'Case-insensitive substring of the name' }),
-    status: z.enum(configurationStatuses).optional(),
-    rewardType: z.enum(rewardTypes).optional(),
-    limit: z.number().int().min(1).max(1_000).optional().openapi({ description: 'Page size (beyond the interface)' }),
-    offset: z.number().int().min(0).optional().openapi({ description: 'Matches to skip (beyond the interface)' }),
+    name: z
+      .string()
+      .max(255)
+      // Postgres text cannot hold NUL: without this the query fails and the caller gets a 500.
+      .refine((name) => !name.includes('\u0000'), 'must not contain NUL characters')
+      .nullish()
+      .openapi({ description: 'Case-insensitive substring of the name' }),
+    status: z.enum(configurationStatuses).nullish(),
+    rewardType: z.enum(rewardTypes).nullish(),
+    limit: z.number().int().min(1).max(1_000).nullish().openapi({ description: 'Page size (beyond the interface)' }),
+    offset: z.number().int().min(0).nullish().openapi({ description: 'Matches to skip (beyond the interface)' }),
   })
   .openapi('ReadAllRequest');
 
@@ -72,8 +80,15 @@ export function readAllRoute(auth: MerchantRouteMiddleware) {
 
 export function registerReadAll(app: App, auth: MerchantRouteMiddleware): void {
   app.openapi(readAllRoute(auth), async (c) => {
-    const { name, status, rewardType, limit, offset } = c.req.valid('json');
-    const filter = { merchantId: c.var.merchant.id, name, status, rewardType };
+    const request = c.req.valid('json');
+    const filter = {
+      merchantId: c.var.merchant.id,
+      name: request.name ?? undefined,
+      status: request.status ?? undefined,
+      rewardType: request.rewardType ?? undefined,
+    };
+    const limit = request.limit ?? undefined;
+    const offset = request.offset ?? undefined;
     const { db } = c.var.deps;
     const paged = limit !== undefined || offset !== undefined;
     const page = paged ? { limit: limit ?? 1_000, offset: offset ?? 0 } : undefined;

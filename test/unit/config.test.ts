@@ -1,0 +1,90 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/shared/config.js';
+
+const required = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/rewards',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+};
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('loadConfig accepted the environment');
+}
+
+describe('loadConfig', () => {
+  it('fills the documented defaults when only the URLs are set', () => {
+    const config = loadConfig(required);
+    expect(config).toMatchObject({
+      DATABASE_URL: required.DATABASE_URL,
+      REDIS_URL: required.REDIS_URL,
+      PORT: 3000,
+      WORKER_PORT: 3001,
+      LOG_LEVEL: 'info',
+      SIGNATURE_WINDOW_MS: 300_000,
+      BODY_LIMIT_BYTES: 2 * 1024 * 1024,
+      BULK_MAX_ITEMS: 10_000,
+      TRUST_PROXY: 'false',
+      RATE_LIMIT_PER_SECOND: 0,
+      QUEUE_PREFIX: '{rewards}',
+    });
+    // The admin API and dashboard stay disabled until a token is configured.
+    expect(config.ADMIN_TOKEN).toBeUndefined();
+  });
+
+  it('reads numbers from their decimal text', () => {
+    const config = loadConfig({ ...required, PORT: '8080', SIGNATURE_WINDOW_MS: '60000', RATE_LIMIT_PER_SECOND: '5' });
+    expect(config.PORT).toBe(8080);
+    expect(config.SIGNATURE_WINDOW_MS).toBe(60_000);
+    expect(config.RATE_LIMIT_PER_SECOND).toBe(5);
+  });
+
+  it('treats an empty ADMIN_TOKEN as unset', () => {
+    expect(loadConfig({ ...required, ADMIN_TOKEN: '' }).ADMIN_TOKEN).toBeUndefined();
+  });
+
+  it.each([
+    ['DATABASE_URL', { REDIS_URL: required.REDIS_URL }],
+    ['DATABASE_URL', { ...required, DATABASE_URL: 'mysql://db/rewards' }],
+    ['REDIS_URL', { ...required, REDIS_URL: 'http://127.0.0.1:6379' }],
+    ['PORT', { ...required, PORT: 'eighty' }],
+    ['PORT', { ...required, PORT: '70000' }],
+    ['WORKER_PORT', { ...required, WORKER_PORT: '-1' }],
+    ['LOG_LEVEL', { ...required, LOG_LEVEL: 'loud' }],
+    ['ADMIN_TOKEN', { ...required, ADMIN_TOKEN: 'short' }],
+    ['SIGNATURE_WINDOW_MS', { ...required, SIGNATURE_WINDOW_MS: '0' }],
+    ['BODY_LIMIT_BYTES', { ...required, BODY_LIMIT_BYTES: '1.5' }],
+    ['METRICS_ENABLED', { ...required, METRICS_ENABLED: 'maybe' }],
+  ])('names %s when its value is wrong', (variable, env) => {
+    const error = errorOf(env);
+    expect(error.message).toMatch(new RegExp(`^\\s*${variable}: `, 'm'));
+  });
+
+  it('names every wrong variable at once, and not the good ones', () => {
+    const error = errorOf({ ...required, PORT: 'x', LOG_LEVEL: 'loud' });
+    expect(error.message).toMatch(/^\s*PORT: /m);
+    expect(error.message).toMatch(/^\s*LOG_LEVEL: /m);
+    expect(error.message).not.toMatch(/DATABASE_URL|REDIS_URL/);
+  });
+});
+
+describe('loadConfigOrExit', () => {
+  it('stops the process with status 1 and a message naming the variable', () => {
+    const configModule = fileURLToPath(new URL('../../src/shared/config.ts', import.meta.url));
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '-e', `import(${JSON.stringify(configModule)}).then((m) => m.loadConfigOrExit())`],
+      { env: { PATH: process.env.PATH, ...required, PORT: 'not-a-port' }, encoding: 'utf8', timeout: 20_000 },
+    );
+    expect(child.status).toBe(1);
+    expect(child.stderr).toMatch(/^\s*PORT: /m);
+    // A message, not a stack trace.
+    expect(child.stderr).not.toMatch(/\n\s+at /);
+  });
+});
