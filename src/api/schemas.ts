@@ -23,7 +23,12 @@ export const signedFields = {
   }),
 };
 
-export const identifier = z.string().min(1).max(255);
+/** Merchant-chosen identifiers: 1 to 255 characters, no NUL (Postgres text cannot hold it). */
+export const identifier = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
 
 export const errorResponse = (description: string) => ({
   description,

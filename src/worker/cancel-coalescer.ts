@@ -11,7 +11,8 @@
  * every waiting job with its own outcome. A job completes in BullMQ only after the transaction that
  * applied it has committed, so a crash loses nothing: uncommitted jobs are still active in BullMQ,
  * their locks expire, and they run again (the statement is idempotent). A failed transaction fails
- * every job in it, and BullMQ retries each with backoff.
+ * every job in it, and BullMQ retries each with backoff; `apply` may also fail single requests by
+ * returning an Error in their place.
  *
  * Several batches may be in flight at once (the next one gathers while the last one commits).
  */
@@ -22,7 +23,7 @@ export class Coalescer<Request, Outcome> {
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
-    private readonly apply: (requests: Request[]) => Promise<Outcome[]>,
+    private readonly apply: (requests: Request[]) => Promise<Array<Outcome | Error>>,
     private readonly maxBatch: number,
     private readonly windowMs: number,
   ) {}
@@ -54,7 +55,9 @@ export class Coalescer<Request, Outcome> {
       const run = this.apply(batch.map((entry) => entry.request)).then(
         (outcomes) => {
           batch.forEach((entry, index) => {
-            entry.resolve(outcomes[index] as Outcome);
+            const outcome = outcomes[index];
+            if (outcome instanceof Error) entry.reject(outcome);
+            else entry.resolve(outcome as Outcome);
           });
         },
         (error: unknown) => {

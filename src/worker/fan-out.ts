@@ -52,7 +52,10 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Adds up the children's counts, key by key. */
-export function sumCounts<K extends string>(results: readonly Partial<Record<K, number>>[], keys: readonly K[]): Record<K, number> {
+export function sumCounts<K extends string>(
+  results: readonly Partial<Record<K, number>>[],
+  keys: readonly K[],
+): Record<K, number> {
   const total = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
   for (const result of results) {
     for (const key of keys) total[key] += result[key] ?? 0;

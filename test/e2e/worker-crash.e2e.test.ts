@@ -22,7 +22,7 @@ const workerEnv = { WORKER_LOCK_DURATION_MS: '3000', CANCEL_BATCH_SIZE: '1000', 
 let env: TestEnvironment;
 let api: ServiceProcess;
 let merchant: MerchantFixture;
-let services: ServiceProcess[] = [];
+const services: ServiceProcess[] = [];
 
 beforeAll(async () => {
   env = await createTestEnvironment();

@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
-import { defaultJobOptions, type QueueName, queueNames } from '../../src/shared/queue/job-catalogue.js';
-import { createRedis } from '../../src/shared/queue/redis.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { Metrics } from '../../src/shared/metrics.js';
+import { defaultJobOptions, type QueueName, queueNames } from '../../src/shared/queue/job-catalogue.js';
+import { createRedis } from '../../src/shared/queue/redis.js';
 import type { WorkerDeps } from '../../src/worker/worker-context.js';
 import { type CancellationWorkers, startWorkers } from '../../src/worker/workers.js';
 import type { TestEnvironment } from './environment.js';

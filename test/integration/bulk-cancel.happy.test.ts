@@ -116,7 +116,13 @@ describe('bulkCancel', () => {
       externalIds: [...rewards.slice(25).map((reward) => reward.externalId), 'fanout-missing'],
     });
     const status = await waitForJob(api, merchant, jobId);
-    expect(status.result).toEqual({ requested: 66, cancelled: 60, alreadyCancelled: 0, notCancellable: 0, notFound: 1 });
+    expect(status.result).toEqual({
+      requested: 66,
+      cancelled: 60,
+      alreadyCancelled: 0,
+      notCancellable: 0,
+      notFound: 1,
+    });
     const children = await worker.deps.queues['bulk-cancel'].getJobs(['completed']);
     expect(children.filter((job) => job.id?.startsWith(`${jobId}.part-`)).length).toBe(5);
     const rows = await statuses(rewards.map((reward) => reward.id));
@@ -128,7 +134,13 @@ describe('bulkCancel', () => {
       .selectAll()
       .where('id', '=', jobId)
       .executeTakeFirstOrThrow();
-    expect(audit).toMatchObject({ state: 'completed', operation: 'bulkCancel', requested: 66, cancelled: 60, not_found: 1 });
+    expect(audit).toMatchObject({
+      state: 'completed',
+      operation: 'bulkCancel',
+      requested: 66,
+      cancelled: 60,
+      not_found: 1,
+    });
   });
 
   it('changes nothing more when the same job runs again, and reports the same counts', async () => {

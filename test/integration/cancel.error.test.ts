@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
+import {
+  cancelPaths,
+  fetchJobStatus,
+  type JobStatusBody,
+  requestCancellation,
+  waitForJob,
+} from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
@@ -48,6 +54,9 @@ describe('cancel request validation: nothing is queued for a bad request', () =>
     await expectRejected(cancelPaths.cancel, { id: 'not-a-uuid' }, /^id:/);
     await expectRejected(cancelPaths.cancel, { externalId: '' }, /^externalId:/);
     await expectRejected(cancelPaths.cancel, { externalId: 'x'.repeat(256) }, /^externalId:/);
+    // Postgres text cannot hold NUL: refused here rather than failing in the worker.
+    await expectRejected(cancelPaths.cancel, { externalId: 'a\u0000b' }, /NUL/);
+    await expectRejected(cancelPaths.bulkCancelByQuery, { playerIds: ['ok', 'a\u0000'] }, /^playerIds\[1\]: .*NUL/);
   });
 
   it('a null id with an externalId is accepted (null counts as absent)', async () => {
@@ -77,14 +86,24 @@ describe('cancel request validation: nothing is queued for a bad request', () =>
       /at most 20/,
     );
     await expectRejected(cancelPaths.bulkCancelByQuery, { playerIds: ['ok', ''] }, /^playerIds\[1\]:/);
-    await expectRejected(cancelPaths.bulkCancelByQuery, { playerIds: ['p'], rewardConfigurationId: 'x' }, /^rewardConfigurationId:/);
+    await expectRejected(
+      cancelPaths.bulkCancelByQuery,
+      { playerIds: ['p'], rewardConfigurationId: 'x' },
+      /^rewardConfigurationId:/,
+    );
   });
 });
 
 describe('identical requests share a waiting job', () => {
   it('same merchant, operation and identifiers in any order share one job id', async () => {
-    const first = await requestCancellation(api, merchant, 'bulkCancel', { ids: [uuid(7), uuid(8)], externalIds: ['a'] });
-    const second = await requestCancellation(api, merchant, 'bulkCancel', { externalIds: ['a', 'a'], ids: [uuid(8), uuid(7)] });
+    const first = await requestCancellation(api, merchant, 'bulkCancel', {
+      ids: [uuid(7), uuid(8)],
+      externalIds: ['a'],
+    });
+    const second = await requestCancellation(api, merchant, 'bulkCancel', {
+      externalIds: ['a', 'a'],
+      ids: [uuid(8), uuid(7)],
+    });
     expect(second).toBe(first);
     const single = await requestCancellation(api, merchant, 'cancel', { externalId: 'share-me' });
     expect(await requestCancellation(api, merchant, 'cancel', { externalId: 'share-me' })).toBe(single);
@@ -97,7 +116,10 @@ describe('identical requests share a waiting job', () => {
     const ids = new Set([
       base,
       await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: ['x1', 'x2'] }),
-      await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: ['x1'], rewardConfigurationId: uuid(3) }),
+      await requestCancellation(api, merchant, 'bulkCancelByQuery', {
+        playerIds: ['x1'],
+        rewardConfigurationId: uuid(3),
+      }),
       await requestCancellation(api, other, 'bulkCancelByQuery', { playerIds: ['x1'] }),
       await requestCancellation(api, merchant, 'bulkCancel', { externalIds: ['x1'] }),
     ]);
@@ -121,7 +143,11 @@ describe('identical requests share a waiting job', () => {
     } finally {
       await worker.close();
     }
-    const row = await env.db.selectFrom('rewards').selectAll().where('id', '=', reward?.id as string).executeTakeFirstOrThrow();
+    const row = await env.db
+      .selectFrom('rewards')
+      .selectAll()
+      .where('id', '=', reward?.id as string)
+      .executeTakeFirstOrThrow();
     expect(row.cancellation_job_id).toBe(first);
   });
 });
@@ -154,7 +180,7 @@ describe('job status', () => {
     await api.deps.producer.queues['bulk-cancel'].remove(jobId);
     const response = await fetchJobStatus(api, merchant, jobId);
     expect(response.status).toBe(200);
-    const status = await response.json();
+    const status = (await response.json()) as JobStatusBody;
     expect(status).toMatchObject({
       jobId,
       operation: 'bulkCancel',
@@ -163,6 +189,6 @@ describe('job status', () => {
       result: { requested: 1, cancelled: 0, alreadyCancelled: 0, notCancellable: 0, notFound: 1 },
       error: null,
     });
-    expect(status.finishedAt).toBeGreaterThanOrEqual(status.startedAt);
+    expect(status.finishedAt).toBeGreaterThanOrEqual(status.startedAt ?? Number.POSITIVE_INFINITY);
   });
 });

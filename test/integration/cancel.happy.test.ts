@@ -109,7 +109,12 @@ describe('cancel (single)', () => {
     });
     const jobIds = await Promise.all(
       rewards.map((reward, i) =>
-        requestCancellation(api, merchant, 'cancel', i % 2 === 0 ? { id: reward.id } : { externalId: reward.externalId }),
+        requestCancellation(
+          api,
+          merchant,
+          'cancel',
+          i % 2 === 0 ? { id: reward.id } : { externalId: reward.externalId },
+        ),
       ),
     );
     expect(new Set(jobIds).size).toBe(300);

@@ -20,7 +20,11 @@ export const operations = ['cancel', 'bulkCancel', 'bulkCancelByQuery'] as const
 export type Operation = (typeof operations)[number];
 
 const uuid = z.uuid();
-const identifier = z.string().min(1).max(255);
+const identifier = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
 
 const jobBase = {
   merchantId: uuid,
@@ -150,7 +154,9 @@ export function deduplicationKey(
     const value = identifiers[name];
     if (value === undefined) continue;
     const parts = typeof value === 'string' ? [value] : [...new Set(value)].sort();
-    hash.update('\0').update(name).update('\0').update(parts.join('\u0001'));
+    // Length-prefixed, so no choice of characters inside an identifier can make two lists look alike.
+    hash.update('\0').update(name);
+    for (const part of parts) hash.update(`\0${part.length}:${part}`);
   }
   return `${operation}-${hash.digest('hex')}`;
 }

@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import { isTransientDatabaseError } from '../../shared/database-errors.js';
 import { type CancelResult, cancelJobSchema } from '../../shared/queue/job-catalogue.js';
 import { recordJobsFinished } from '../../shared/repositories/cancellation-jobs.repository.js';
 import { cancelSingleRewards, type RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
@@ -55,7 +56,26 @@ export function createSingleCancelCoalescer(deps: WorkerDeps): Coalescer<SingleC
     if (cancelled > 0) deps.metrics.rewardsCancelled.inc({ operation: 'cancel' }, cancelled);
     return outcomes;
   };
-  return new Coalescer(apply, deps.config.COALESCE_MAX_BATCH, deps.config.COALESCE_WINDOW_MS);
+  // One request the database refuses must not fail the others it was coalesced with: on such an
+  // error the batch is applied again one request at a time, so only the culprit fails.
+  const applyIsolatingFailures = async (requests: SingleCancel[]): Promise<Array<RewardOutcome | Error>> => {
+    try {
+      return await apply(requests);
+    } catch (error) {
+      if (requests.length === 1 || isTransientDatabaseError(error)) throw error;
+      deps.logger.warn({ err: error, batch: requests.length }, 'coalesced cancel refused; applying one by one');
+      const results: Array<RewardOutcome | Error> = [];
+      for (const request of requests) {
+        try {
+          results.push(...(await apply([request])));
+        } catch (single) {
+          results.push(single instanceof Error ? single : new Error(String(single)));
+        }
+      }
+      return results;
+    }
+  };
+  return new Coalescer(applyIsolatingFailures, deps.config.COALESCE_MAX_BATCH, deps.config.COALESCE_WINDOW_MS);
 }
 
 export function createCancelProcessor(coalescer: Coalescer<SingleCancel, RewardOutcome>) {
