@@ -26,11 +26,15 @@ afterAll(async () => {
   await env?.close();
 });
 
+const sentHashes: string[] = [];
+
 async function post(path: string, fields: Record<string, unknown>) {
+  const body = signedBody(merchant, fields);
+  sentHashes.push(body.hash as string);
   return fetch(`${api.baseUrl}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(signedBody(merchant, fields)),
+    body: JSON.stringify(body),
   });
 }
 
@@ -122,5 +126,22 @@ describe('end to end: real API and worker processes', { timeout: 60_000 }, () =>
     expect(workerMetrics).toMatch(/gateway_rewards_cancelled_total\{[^}]*operation="bulkCancel"[^}]*\} 2/);
     const total = await sql<{ n: number }>`SELECT count(*)::int AS n FROM cancellation_jobs`.execute(env.db);
     expect(total.rows[0]?.n).toBe(3);
+  });
+
+  it('logs one line per request and per job, joined by request id, and never a secret or hash', async () => {
+    const logs = `${api.output()}\n${worker.output()}`;
+    const lines = logs.split('\n').filter((line) => line.startsWith('{'));
+    const requests = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'request');
+    const jobs = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'job completed');
+    expect(requests.length).toBeGreaterThan(0);
+    expect(jobs.length).toBe(3);
+    for (const job of jobs) {
+      const request = requests.find((entry) => entry.jobId === job.jobId);
+      expect(request?.requestId).toBe(job.requestId);
+      expect(request).toMatchObject({ method: 'POST', status: 200, merchantId: merchant.id });
+    }
+    expect(sentHashes.length).toBeGreaterThan(0);
+    expect(logs).not.toContain(merchant.secretKey);
+    for (const hash of sentHashes) expect(logs).not.toContain(hash);
   });
 });
