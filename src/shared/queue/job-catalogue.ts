@@ -167,6 +167,8 @@ export const defaultJobOptions: DefaultJobOptions = {
   attempts: 8,
   // 1 s, 2 s, 4 s … with jitter, so that retries after a database outage do not arrive together.
   backoff: { type: 'exponential', delay: 1_000, jitter: 0.5 },
-  removeOnComplete: { age: DAY_SECONDS },
+  // Completed jobs stay a day, but at most 200,000 of them per queue, so a day of millions of single
+  // cancels cannot fill Redis; their status stays readable from cancellation_jobs after that.
+  removeOnComplete: { age: DAY_SECONDS, count: 200_000 },
   removeOnFail: { age: 7 * DAY_SECONDS },
 };
