@@ -1,0 +1,173 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { pollUntil } from './progress.js';
+
+export type ServiceKind = 'api' | 'worker';
+
+export interface RunningService {
+  name: string;
+  kind: ServiceKind;
+  pid: number;
+  port: number;
+  baseUrl: string;
+  logPath: string;
+  /** SIGTERM (the services' graceful shutdown), then SIGKILL if it has not exited within 15 s. */
+  stop(): Promise<void>;
+}
+
+export interface ServiceEnvironment {
+  databaseUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  /** Configuration given with `--env`, for every API and worker process. */
+  extra: Record<string, string>;
+}
+
+const STOP_GRACE_MS = 15_000;
+
+/**
+ * Every child process of the run: the built API and worker entry points (`node dist/...`, configured
+ * by environment variables only, as in production), and the migrate and seed commands. Each child's
+ * output goes straight to a log file of its own, so a chatty access log costs the load generator
+ * nothing. The group remembers what is running, so that cleanup (also on Ctrl-C or a crash) can stop
+ * every process it started, and only those.
+ */
+export class ServiceGroup {
+  private readonly children = new Set<ChildProcess>();
+  private sequence = 0;
+
+  constructor(
+    private readonly root: string,
+    private readonly logDir: string,
+  ) {}
+
+  async start(
+    kind: ServiceKind,
+    name: string,
+    environment: ServiceEnvironment,
+    extraEnv: Record<string, string> = {},
+  ): Promise<RunningService> {
+    const port = await freePort();
+    const logPath = this.nextLogPath(name);
+    const child = this.spawnNode(`dist/${kind}/index.js`, [], logPath, {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      ...environment.extra,
+      HOST: '127.0.0.1',
+      DATABASE_URL: environment.databaseUrl,
+      REDIS_URL: environment.redisUrl,
+      QUEUE_PREFIX: environment.queuePrefix,
+      ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
+      ...extraEnv,
+    });
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const stop = () => this.stopChild(child);
+    try {
+      await pollUntil(
+        async () => {
+          if (child.exitCode !== null || child.signalCode !== null) {
+            throw new Error(`${name} exited during start-up; its log ${logPath} ends:\n${tail(logPath)}`);
+          }
+          const response = await fetch(`${baseUrl}/readyz`).catch(() => undefined);
+          await response?.body?.cancel();
+          return response?.status === 200 ? true : undefined;
+        },
+        { intervalMs: 100, timeoutMs: 30_000, what: `${name} to answer /readyz` },
+      );
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+    return { name, kind, pid: child.pid as number, port, baseUrl, logPath, stop };
+  }
+
+  /** Runs a built script to its end; resolves with its stdout, rejects (with its log's end) on a non-zero exit. */
+  async run(script: string, args: readonly string[], name: string, env: Record<string, string>): Promise<string> {
+    const logPath = this.nextLogPath(name);
+    const child = this.spawnNode(script, args, logPath, { NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env }, true);
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    if (code !== 0) {
+      throw new Error(
+        `${name} (${script} ${args.join(' ')}) ended with ${signal ?? code}; its log ends:\n${tail(logPath)}`,
+      );
+    }
+    return stdout;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.children].map((child) => this.stopChild(child)));
+  }
+
+  /** Last resort, synchronous (process 'exit' handler): SIGKILL whatever is still running. */
+  killAllNow(): void {
+    for (const child of this.children) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }
+
+  private spawnNode(
+    script: string,
+    args: readonly string[],
+    logPath: string,
+    env: Record<string, string>,
+    captureStdout = false,
+  ): ChildProcess {
+    const log = openSync(logPath, 'w');
+    try {
+      const child = spawn(process.execPath, [script, ...args], {
+        cwd: this.root,
+        // Only what the service needs: nothing of the developer's environment (a stray QUEUE_PREFIX,
+        // say) leaks into the run.
+        env: { PATH: process.env.PATH ?? '', ...env },
+        stdio: ['ignore', captureStdout ? 'pipe' : log, log],
+      });
+      this.children.add(child);
+      child.once('exit', () => this.children.delete(child));
+      return child;
+    } finally {
+      closeSync(log);
+    }
+  }
+
+  private async stopChild(child: ChildProcess): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    try {
+      await exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private nextLogPath(name: string): string {
+    this.sequence += 1;
+    return join(this.logDir, `${String(this.sequence).padStart(2, '0')}-${name}.log`);
+  }
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== 'object' || address === null) throw new Error('no free port');
+  return address.port;
+}
+
+function tail(path: string, lines = 20): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

@@ -1,0 +1,62 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { queueNames } from '../../src/shared/queue/job-catalogue.js';
+
+/**
+ * The run's own queue prefix in Redis (a hash tag, as in production). Only keys under it are ever
+ * deleted, so other queues on the same Redis (a developer's, the tests') are never touched.
+ */
+export class QueueKeys {
+  private readonly redis: Redis;
+
+  constructor(
+    redisUrl: string,
+    readonly prefix: string,
+  ) {
+    this.redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2, connectionName: 'rewards-bench' });
+    this.redis.on('error', () => {});
+  }
+
+  async connect(): Promise<void> {
+    await this.redis.connect();
+  }
+
+  /** Deletes every key of the prefix; returns how many there were. */
+  async deleteAll(): Promise<number> {
+    let deleted = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${escapeGlob(this.prefix)}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await this.redis.unlink(...keys);
+    } while (cursor !== '0');
+    return deleted;
+  }
+
+  async serverVersion(): Promise<string> {
+    const info = await this.redis.info('server');
+    return /^redis_version:(.+)$/m.exec(info)?.[1]?.trim() ?? 'unknown';
+  }
+
+  /**
+   * The single-cancel queue, paused or resumed for every worker at once (BullMQ's global pause): lets
+   * a run store all its jobs first and then time the workers alone.
+   */
+  async setSingleCancelQueuePaused(paused: boolean): Promise<void> {
+    const queue = new Queue(queueNames.single, { connection: this.redis, prefix: this.prefix });
+    try {
+      await (paused ? queue.pause() : queue.resume());
+    } finally {
+      await queue.close();
+    }
+  }
+
+  close(): void {
+    this.redis.disconnect();
+  }
+}
+
+/** `{bench-1}` as a literal SCAN pattern: braces are not special, but these are. */
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (character) => `\\${character}`);
+}

@@ -1,0 +1,258 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { HttpResults } from '../phases/http.phase.js';
+import type { Check } from './checks.js';
+import type { MachineInfo } from './machine.js';
+import type { StreamSummary } from './read-all-stream.js';
+
+export interface BulkCancelResults {
+  rewards: number | null;
+  players: number | null;
+  serviceMs: number | null;
+  rawUpdateMs: number | null;
+  ratio: number | null;
+  twoWorkersMs: number | null;
+  longestTransactionMs: number | null;
+  readAllP99IdleMs: number | null;
+  readAllP99DuringMs: number | null;
+  valid: { oneWorker: boolean; withReadAllStream: boolean; rawUpdate: boolean; twoWorkers: boolean };
+  details: Record<string, unknown>;
+}
+
+export interface SingleCancelResults {
+  requests: number;
+  coalescedMs: number | null;
+  oneUpdatePerJobMs: number | null;
+  speedup: number | null;
+  valid: { coalesced: boolean; oneUpdatePerJob: boolean };
+  /**
+   * Beyond the target: the same requests with every job stored first (queue paused), timed from the
+   * resume: the workers alone, without the API's accept rate in the way.
+   */
+  workersAlone: {
+    coalescedMs: number | null;
+    oneUpdatePerJobMs: number | null;
+    speedup: number | null;
+    valid: boolean;
+  };
+  details: Record<string, unknown>;
+}
+
+export interface WorkerMemoryResults {
+  idleMiB: number | null;
+  peak100kMiB: number | null;
+  peak1MMiB: number | null;
+  /** Rewards of the two runs (a tenth of 100,000 and 1,000,000 with --quick). */
+  smallRewards: number | null;
+  largeRewards: number | null;
+  idleBeforeSmallMiB: number | null;
+}
+
+export interface BenchResults {
+  bulkCancelByQuery: BulkCancelResults;
+  singleCancels: SingleCancelResults;
+  http: HttpResults | null;
+  workerMemory: WorkerMemoryResults;
+  readAllStream: { idle: StreamSummary | null; during: StreamSummary | null };
+  machine: MachineInfo;
+  at: string;
+  quick: boolean;
+  serviceEnv: Record<string, string>;
+  durationSeconds: number;
+  targets: TargetResult[];
+  checks: Check[];
+  errors: Array<{ phase: string; message: string }>;
+}
+
+export interface TargetResult {
+  what: string;
+  target: string;
+  measured: string;
+  /** null: not measured, or the measurement is not valid (see checks and errors). */
+  pass: boolean | null;
+}
+
+const MEMORY_HEADROOM_MIB = 100;
+
+const count = (value: number | null) => (value === null ? 'n/a' : value.toLocaleString('en'));
+const ms = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} ms`);
+const times = (value: number | null) => (value === null ? 'n/a' : `${value}×`);
+
+function judge(valid: boolean, ...values: Array<number | null>): boolean {
+  return valid && values.every((value) => value !== null);
+}
+
+/** PERFORMANCE.md's targets, each beside what this run measured. */
+export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetResult[] {
+  const bulk = results.bulkCancelByQuery;
+  const singles = results.singleCancels;
+  const http = results.http;
+  const memory = results.workerMemory;
+  const rows: TargetResult[] = [];
+  const oneWorkerValid = bulk.valid.oneWorker;
+
+  rows.push({
+    what: `bulkCancelByQuery of ${count(bulk.rewards)} rewards, request to job completed`,
+    target: '≤ 1.0× one raw UPDATE',
+    measured: `${times(bulk.ratio)} (${ms(bulk.serviceMs)} vs ${ms(bulk.rawUpdateMs)})`,
+    pass: judge(oneWorkerValid && bulk.valid.rawUpdate, bulk.ratio) ? (bulk.ratio as number) <= 1 : null,
+  });
+  rows.push({
+    what: 'the same with 2 worker replicas',
+    target: 'faster than with 1',
+    measured: `${ms(bulk.twoWorkersMs)} vs ${ms(bulk.serviceMs)}`,
+    pass: judge(oneWorkerValid && bulk.valid.twoWorkers, bulk.twoWorkersMs, bulk.serviceMs)
+      ? (bulk.twoWorkersMs as number) < (bulk.serviceMs as number)
+      : null,
+  });
+  rows.push({
+    what: `${count(singles.requests)} single cancels, first request to last cancelled`,
+    target: '≥ 5× faster than one UPDATE per job',
+    measured: `${times(singles.speedup)} (${ms(singles.coalescedMs)} vs ${ms(singles.oneUpdatePerJobMs)})`,
+    pass: judge(singles.valid.coalesced && singles.valid.oneUpdatePerJob, singles.speedup)
+      ? (singles.speedup as number) >= 5
+      : null,
+  });
+  const httpRow = (what: string, threshold: number, value: number | null, rps: number | null) => {
+    rows.push({
+      what,
+      target: `≥ ${threshold.toFixed(2)}× bare route`,
+      measured: `${times(value)} (${count(rps)} vs ${count(http?.bareRps ?? null)} req/s)`,
+      pass: value === null ? null : value >= threshold,
+    });
+  };
+  httpRow('signed cancel accepted per second', 0.3, http?.cancelRatio ?? null, http?.cancelRps ?? null);
+  httpRow(
+    'readAll (50 configurations × 5 games) per second',
+    0.5,
+    http?.readAllRatio ?? null,
+    http?.readAllRps ?? null,
+  );
+  httpRow('/betSlip (10 items) per second', 0.5, http?.betSlipRatio ?? null, http?.betSlipRps ?? null);
+  // Each peak against the idle RSS of the same worker process, sampled just before its run.
+  const memoryRow = (rewards: number | null, peak: number | null, idle: number | null, note: string) => {
+    rows.push({
+      what: `worker memory while cancelling ${count(rewards)} rewards`,
+      target: `≤ idle + ${MEMORY_HEADROOM_MIB} MiB${note}`,
+      measured: `peak ${peak ?? 'n/a'} MiB, idle ${idle ?? 'n/a'} MiB`,
+      pass: peak === null || idle === null ? null : peak <= idle + MEMORY_HEADROOM_MIB,
+    });
+  };
+  memoryRow(memory.largeRewards, memory.peak1MMiB, memory.idleMiB, '');
+  memoryRow(memory.smallRewards, memory.peak100kMiB, memory.idleBeforeSmallMiB, ' (flat)');
+  rows.push({
+    what: 'longest transaction during a bulk cancel',
+    target: '≤ 1 s',
+    measured: ms(bulk.longestTransactionMs),
+    pass: judge(oneWorkerValid && bulk.valid.withReadAllStream, bulk.longestTransactionMs)
+      ? (bulk.longestTransactionMs as number) <= 1_000
+      : null,
+  });
+  rows.push({
+    what: `readAll p99 while a ${count(bulk.rewards)}-reward cancel runs`,
+    target: '≤ 2× its idle p99',
+    measured: `${ms(bulk.readAllP99DuringMs)} vs idle ${ms(bulk.readAllP99IdleMs)}`,
+    pass: judge(oneWorkerValid, bulk.readAllP99DuringMs, bulk.readAllP99IdleMs)
+      ? (bulk.readAllP99DuringMs as number) <= 2 * (bulk.readAllP99IdleMs as number)
+      : null,
+  });
+  return rows;
+}
+
+/** The human-readable result: figures, then every target with pass/fail. */
+export function formatReport(results: BenchResults): string {
+  const bulk = results.bulkCancelByQuery;
+  const singles = results.singleCancels;
+  const http = results.http;
+  const memory = results.workerMemory;
+  const lines: string[] = [];
+  lines.push(
+    `Benchmark ${results.quick ? '(--quick: a tenth of the sizes; timing not judged)' : '(full)'} at ${results.at}, ` +
+      `${results.durationSeconds} s`,
+  );
+  if (Object.keys(results.serviceEnv).length > 0) {
+    lines.push(`Services configured with --env ${JSON.stringify(results.serviceEnv)}`);
+  }
+  const m = results.machine;
+  lines.push(
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, PostgreSQL ${m.postgres}, ` +
+      `Redis ${m.redis}; load average at start ${m.loadAverageAtStart.join(' / ')}`,
+  );
+  lines.push('');
+  const figures: Array<[string, string]> = [
+    [`bulkCancelByQuery, ${count(bulk.rewards)} rewards, 1 worker`, ms(bulk.serviceMs)],
+    ['  same, 2 workers', ms(bulk.twoWorkersMs)],
+    ['  raw single UPDATE of the same rows', ms(bulk.rawUpdateMs)],
+    ['  ratio service / raw UPDATE', times(bulk.ratio)],
+    ['  longest worker transaction', ms(bulk.longestTransactionMs)],
+    ['  readAll p99 idle / during', `${ms(bulk.readAllP99IdleMs)} / ${ms(bulk.readAllP99DuringMs)}`],
+    [`single cancels, ${count(singles.requests)}, coalesced`, ms(singles.coalescedMs)],
+    ['  one UPDATE per job', ms(singles.oneUpdatePerJobMs)],
+    ['  speedup', times(singles.speedup)],
+    [
+      '  workers alone (jobs stored first): coalesced / one per job',
+      `${ms(singles.workersAlone.coalescedMs)} / ${ms(singles.workersAlone.oneUpdatePerJobMs)}, ` +
+        `${times(singles.workersAlone.speedup)}`,
+    ],
+  ];
+  if (http) {
+    for (const [label, route, rps, ratioValue] of [
+      ['HTTP bare /healthz', 'bare', http.bareRps, null],
+      ['HTTP signed cancel', 'cancel', http.cancelRps, http.cancelRatio],
+      ['HTTP readAll', 'readAll', http.readAllRps, http.readAllRatio],
+      ['HTTP /betSlip', 'betSlip', http.betSlipRps, http.betSlipRatio],
+    ] as const) {
+      figures.push([
+        label,
+        `${count(rps)} req/s, p50 ${ms(http.p50Ms[route])}, p99 ${ms(http.p99Ms[route])}` +
+          `${ratioValue === null ? '' : `, ${ratioValue}× bare`}${http.errors[route] ? `, ${http.errors[route]} ERRORS` : ''}`,
+      ]);
+    }
+  }
+  figures.push([
+    'worker RSS idle / small run / large run',
+    `${memory.idleMiB ?? 'n/a'} / ${memory.peak100kMiB ?? 'n/a'} / ${memory.peak1MMiB ?? 'n/a'} MiB ` +
+      `(${count(memory.smallRewards)} and ${count(memory.largeRewards)} rewards)`,
+  ]);
+  lines.push(...table(['figure', 'value'], figures));
+  lines.push('');
+  lines.push(
+    ...table(
+      ['target', 'wanted', 'measured', 'result'],
+      results.targets.map((row) => [
+        row.what,
+        row.target,
+        row.measured,
+        // A quick run is too small to judge timing (e.g. 1,000 players are not split across workers).
+        row.pass === null ? 'n/a' : results.quick ? (row.pass ? '(pass)' : '(fail)') : row.pass ? 'PASS' : 'FAIL',
+      ]),
+    ),
+  );
+  const failed = results.checks.filter((check) => !check.ok);
+  lines.push('');
+  lines.push(
+    failed.length === 0 && results.errors.length === 0
+      ? `Correctness: all ${results.checks.length} checks passed.`
+      : `Correctness: ${failed.length} of ${results.checks.length} checks FAILED, ${results.errors.length} phase errors.`,
+  );
+  for (const check of failed) lines.push(`  FAILED ${check.name}: ${check.detail}`);
+  for (const error of results.errors) lines.push(`  ERROR in ${error.phase}: ${error.message}`);
+  return lines.join('\n');
+}
+
+function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const format = (row: readonly string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join(' | ')
+      .trimEnd();
+  return [format(header), widths.map((width) => '-'.repeat(width)).join('-|-'), ...rows.map(format)];
+}
+
+export function writeResults(path: string, results: BenchResults): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
+}

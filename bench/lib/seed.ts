@@ -1,0 +1,54 @@
+import type { ServiceGroup } from './processes.js';
+
+/** A merchant made by the seed command, as its JSON report prints it (src/seed/seed-report.ts). */
+export interface SeededMerchant {
+  id: string;
+  secretKey: string;
+  configurationIds: string[];
+  playerIds: { first: string | null; last: string | null; count: number };
+  /** The first five only. */
+  sessionTokens: string[];
+}
+
+export interface SeedVolume {
+  merchants: number;
+  configurations: number;
+  gamesPerConfiguration: number;
+  players: number;
+  rewardsPerPlayer: number;
+  sessions: number;
+  betSlipItems: number;
+}
+
+/**
+ * Runs the real seed command (`node dist/seed/seed.cli.js`, set-based SQL) against the template
+ * database and returns the merchants it made. Every call makes new merchants.
+ */
+export async function seedMerchants(
+  services: ServiceGroup,
+  env: { databaseUrl: string; redisUrl: string },
+  volume: SeedVolume,
+  name: string,
+): Promise<SeededMerchant[]> {
+  const args = [
+    ['--merchants', volume.merchants],
+    ['--configurations', volume.configurations],
+    ['--games-per-configuration', volume.gamesPerConfiguration],
+    ['--players', volume.players],
+    ['--rewards-per-player', volume.rewardsPerPlayer],
+    ['--sessions', volume.sessions],
+    ['--bet-slip-items', volume.betSlipItems],
+  ].flatMap(([flag, value]) => [String(flag), String(value)]);
+  const stdout = await services.run('dist/seed/seed.cli.js', args, name, {
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+  });
+  const report = JSON.parse(stdout) as { merchants?: SeededMerchant[] };
+  const merchants = report.merchants ?? [];
+  if (merchants.length !== volume.merchants || merchants.some((m) => !m.id || !m.secretKey)) {
+    throw new Error(
+      `seed ${name}: expected ${volume.merchants} merchants with id and secretKey, got ${stdout.slice(0, 500)}`,
+    );
+  }
+  return merchants;
+}

@@ -1,0 +1,89 @@
+import { parseArgs } from 'node:util';
+
+/**
+ * Sizes of a run. The full run uses PERFORMANCE.md's sizes; `--quick` a tenth of them (and short HTTP
+ * runs), fast enough for CI to use as a smoke test, where only correctness is judged.
+ */
+export interface BenchSettings {
+  quick: boolean;
+  databaseUrl: string;
+  redisUrl: string;
+  /** The bulkCancelByQuery data: players × rewards each, one merchant. */
+  bulk: { players: number; rewardsPerPlayer: number };
+  /** The smaller bulk cancel whose worker memory is compared with the large one. */
+  memorySmall: { players: number; rewardsPerPlayer: number };
+  /** readAll and /betSlip data. */
+  reads: { configurations: number; gamesPerConfiguration: number; betSlipItems: number };
+  singles: { requests: number; connections: number; rewardsPerPlayer: number };
+  http: { durationSeconds: number; warmupSeconds: number; connections: number };
+  readAllStream: { connections: number; requestsPerSecond: number; idleMs: number; warmupMs: number };
+  /** Worker RSS sampled this long with nothing to do, before the first cancel. */
+  idleMemoryMs: number;
+  pollIntervalMs: number;
+  /** Longest wait for one cancel run to finish before the run is declared failed. */
+  runTimeoutMs: number;
+  /**
+   * `--env KEY=VALUE` (repeatable): extra configuration for every API and worker process, to try a
+   * knob of src/shared/config.ts (CANCEL_BATCH_SIZE, WORKER_BULK_CONCURRENCY, LOG_LEVEL …) without
+   * editing code. A run's own settings (the single-cancel baseline's COALESCE_MAX_BATCH=1) win.
+   */
+  serviceEnv: Record<string, string>;
+}
+
+/** What the benchmark sets itself to keep the run isolated; `--env` may not change them. */
+const RESERVED_ENV = new Set(['DATABASE_URL', 'REDIS_URL', 'QUEUE_PREFIX', 'PORT', 'WORKER_PORT', 'HOST', 'PATH']);
+
+export const USAGE = `Usage: npm run bench [-- [--quick] [--env KEY=VALUE ...]]
+
+Measures the targets of PERFORMANCE.md against their baselines, on a database and queue prefix of
+its own (DATABASE_URL's server, REDIS_URL), and writes bench/results/latest.json.
+  --quick          a tenth of the sizes, 2 s HTTP runs (under two minutes)
+  --env KEY=VALUE  extra configuration for every API and worker process (repeatable), e.g.
+                   --env WORKER_BULK_CONCURRENCY=1 --env LOG_LEVEL=warn
+  --help           this text
+Every run checks correctness (every targeted reward cancelled, counts equal to the rows, no request
+errors) and exits non-zero if anything is wrong; timing never fails the run.
+`;
+
+export function parseBenchArgs(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): BenchSettings | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      quick: { type: 'boolean' },
+      env: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help';
+  const serviceEnv: Record<string, string> = {};
+  for (const assignment of values.env ?? []) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/s.exec(assignment);
+    if (!match?.[1] || match[2] === undefined) throw new Error(`--env wants KEY=VALUE, got '${assignment}'`);
+    if (RESERVED_ENV.has(match[1])) throw new Error(`--env cannot change ${match[1]}: the benchmark sets it`);
+    serviceEnv[match[1]] = match[2];
+  }
+  const quick = values.quick === true;
+  const scale = quick ? 0.1 : 1;
+  return {
+    quick,
+    databaseUrl: env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+    redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
+    bulk: { players: 10_000 * scale, rewardsPerPlayer: 100 },
+    memorySmall: { players: 1_000 * scale, rewardsPerPlayer: 100 },
+    reads: { configurations: 50, gamesPerConfiguration: 5, betSlipItems: 10 },
+    singles: { requests: 20_000 * scale, connections: 100, rewardsPerPlayer: 100 },
+    http: { durationSeconds: quick ? 2 : 10, warmupSeconds: quick ? 0.5 : 1, connections: 50 },
+    // Light: 20 requests in flight at most, ~40 per second in all (readAll costs ~10 ms of server time).
+    // Idle for 10 s in a full run: ~400 samples, so that the idle p99 is not just the third-worst request.
+    readAllStream: { connections: 20, requestsPerSecond: 40, idleMs: quick ? 2_000 : 10_000, warmupMs: 1_000 },
+    idleMemoryMs: quick ? 1_000 : 3_000,
+    pollIntervalMs: 50,
+    runTimeoutMs: quick ? 120_000 : 600_000,
+    serviceEnv,
+  };
+}

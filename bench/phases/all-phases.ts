@@ -1,0 +1,350 @@
+import pg from 'pg';
+import { RssSampler } from '../lib/memory-sampler.js';
+import { MerchantClient } from '../lib/merchant-client.js';
+import { ratio } from '../lib/percentiles.js';
+import type { RunningService } from '../lib/processes.js';
+import { sleep } from '../lib/progress.js';
+import { type StreamSummary, startReadAllStream } from '../lib/read-all-stream.js';
+import type { BulkCancelResults, SingleCancelResults, WorkerMemoryResults } from '../lib/report.js';
+import type { SeededMerchant } from '../lib/seed.js';
+import { TransactionSampler } from '../lib/transaction-sampler.js';
+import {
+  type BulkCancelRun,
+  measureRawUpdate,
+  measureServiceBulkCancel,
+  playersOf,
+  type RawUpdateRun,
+} from './bulk-cancel.phase.js';
+import type { BenchContext, BenchData } from './context.js';
+import { type HttpResults, measureHttp } from './http.phase.js';
+import { activeRewardIds, measureSingleCancels, type SingleCancelRun } from './single-cancels.phase.js';
+
+interface Measured {
+  http: HttpResults | null;
+  coalesced: SingleCancelRun | null;
+  oneUpdatePerJob: SingleCancelRun | null;
+  coalescedDrain: SingleCancelRun | null;
+  oneUpdatePerJobDrain: SingleCancelRun | null;
+  oneWorker: BulkCancelRun | null;
+  twoWorkers: BulkCancelRun | null;
+  raw: RawUpdateRun | null;
+  longestTransaction: TransactionSampling | null;
+  underReadLoad: BulkCancelRun | null;
+  longestTransactionUnderReadLoad: TransactionSampling | null;
+}
+
+type TransactionSampling = Awaited<ReturnType<TransactionSampler['stop']>>;
+
+export interface PhaseResults {
+  bulkCancelByQuery: BulkCancelResults;
+  singleCancels: SingleCancelResults;
+  http: HttpResults | null;
+  workerMemory: WorkerMemoryResults;
+  readAllStream: { idle: StreamSummary | null; during: StreamSummary | null };
+  errors: Array<{ phase: string; message: string }>;
+}
+
+/**
+ * The measurements, in order. Each phase starts from a fresh copy of the seeded database, an empty
+ * queue prefix and processes of its own, and stops them at its end, so that one phase's failure is
+ * recorded and the next still runs.
+ */
+export async function runAllPhases(context: BenchContext, data: BenchData): Promise<PhaseResults> {
+  const { settings, progress, services, environment, checks } = context;
+  const errors: PhaseResults['errors'] = [];
+  const measured: Measured = {
+    http: null,
+    coalesced: null,
+    oneUpdatePerJob: null,
+    coalescedDrain: null,
+    oneUpdatePerJobDrain: null,
+    oneWorker: null,
+    twoWorkers: null,
+    raw: null,
+    longestTransaction: null,
+    underReadLoad: null,
+    longestTransactionUnderReadLoad: null,
+  };
+  const streams: PhaseResults['readAllStream'] = { idle: null, during: null };
+  const memory: WorkerMemoryResults = {
+    idleMiB: null,
+    peak100kMiB: null,
+    peak1MMiB: null,
+    smallRewards: null,
+    largeRewards: null,
+    idleBeforeSmallMiB: null,
+  };
+  const timeoutMs = settings.runTimeoutMs;
+  const pollIntervalMs = settings.pollIntervalMs;
+
+  const phase = async (name: string, work: (db: pg.Pool) => Promise<void>) => {
+    if (context.interrupted()) return;
+    progress.step(`── ${name}: fresh copy of the seeded database, empty queue prefix`);
+    let db: pg.Pool | null = null;
+    try {
+      await services.stopAll();
+      await context.databases.cloneFreshLive();
+      await context.queue.deleteAll();
+      db = new pg.Pool({ connectionString: environment.databaseUrl, max: 4, application_name: 'rewards-bench' });
+      db.on('error', () => {});
+      await work(db);
+    } catch (error) {
+      const message = (error as Error).message;
+      errors.push({ phase: name, message });
+      checks.expect(`${name} ran to its end`, false, message);
+      progress.step(`${name} FAILED: ${message}`);
+    } finally {
+      await services.stopAll();
+      await db?.end();
+    }
+  };
+  const startApi = (name: string) => services.start('api', name, environment);
+  const startWorker = (name: string, extraEnv: Record<string, string> = {}) =>
+    services.start('worker', name, environment, extraEnv);
+  const idleRss = async (worker: RunningService) => {
+    const sampler = new RssSampler(worker.pid).start();
+    await sleep(settings.idleMemoryMs);
+    return (await sampler.stop()).medianMiB;
+  };
+
+  await phase('HTTP', async () => {
+    const api = await startApi('api-http');
+    measured.http = await measureHttp(context, api.baseUrl, data.main);
+  });
+
+  await phase('single cancels', async (db) => {
+    const api = await startApi('api-singles');
+    const { requests, connections } = settings.singles;
+    const run = async (label: string, merchant: SeededMerchant, extraEnv: Record<string, string>) => {
+      const worker = await startWorker(`worker-singles-${label.replaceAll(' ', '-')}`, extraEnv);
+      const ids = await activeRewardIds(db, merchant.id);
+      if (ids.length !== 2 * requests)
+        throw new Error(`${label}: ${ids.length} rewards seeded, ${2 * requests} needed`);
+      const options = { connections, pollIntervalMs, timeoutMs };
+      progress.step(`single cancels (${label}): ${requests} requests at -c ${connections}, end to end`);
+      const endToEnd = await measureSingleCancels(
+        db,
+        api.baseUrl,
+        merchant,
+        ids.slice(0, requests),
+        { ...options, label: `single cancels, ${label}` },
+        checks,
+      );
+      progress.step(`single cancels (${label}): ${endToEnd.ms} ms (all accepted after ${endToEnd.acceptMs} ms)`);
+      const drain = await measureSingleCancels(
+        db,
+        api.baseUrl,
+        merchant,
+        ids.slice(requests),
+        {
+          ...options,
+          label: `single cancels, ${label}, workers alone`,
+          pauseQueue: (paused) => context.queue.setSingleCancelQueuePaused(paused),
+        },
+        checks,
+      );
+      progress.step(`single cancels (${label}): workers alone, from ${requests} jobs stored: ${drain.ms} ms`);
+      await worker.stop();
+      return { endToEnd, drain };
+    };
+    const coalesced = await run('coalesced', data.singles, {});
+    measured.coalesced = coalesced.endToEnd;
+    measured.coalescedDrain = coalesced.drain;
+    const baseline = await run('one UPDATE per job', data.singlesBaseline, { COALESCE_MAX_BATCH: '1' });
+    measured.oneUpdatePerJob = baseline.endToEnd;
+    measured.oneUpdatePerJobDrain = baseline.drain;
+  });
+
+  const bulkRewards = settings.bulk.players * settings.bulk.rewardsPerPlayer;
+  /** One bulk cancel with the worker's longest transaction and RSS sampled throughout. */
+  const sampledBulkCancel = async (
+    db: pg.Pool,
+    worker: RunningService,
+    client: MerchantClient,
+    players: readonly string[],
+    label: string,
+  ) => {
+    const transactions = await new TransactionSampler(environment.databaseUrl).start();
+    const rss = new RssSampler(worker.pid).start();
+    let run: BulkCancelRun | null = null;
+    let transactionSampling: TransactionSampling;
+    let peakRss: number | null;
+    try {
+      run = await measureServiceBulkCancel(db, client, players, { pollIntervalMs, timeoutMs, label }, checks);
+    } finally {
+      transactionSampling = await transactions.stop();
+      peakRss = (await rss.stop()).peakMiB;
+    }
+    return { run, transactionSampling, peakRss };
+  };
+
+  // The timed run has nothing else on the machine, like its baselines (the raw UPDATE, 2 workers).
+  await phase(`bulkCancelByQuery, ${bulkRewards} rewards, 1 worker`, async (db) => {
+    const api = await startApi('api-bulk-1-worker');
+    const worker = await startWorker('worker-bulk-1-worker');
+    const client = new MerchantClient(api.baseUrl, data.main);
+    const players = await playersOf(db, data.main.id);
+    memory.idleMiB = await idleRss(worker);
+    progress.step(`worker idle RSS ${memory.idleMiB} MiB; bulkCancelByQuery of ${players.length} players, 1 worker`);
+    const { run, transactionSampling, peakRss } = await sampledBulkCancel(db, worker, client, players, '1 worker');
+    measured.oneWorker = run;
+    measured.longestTransaction = transactionSampling;
+    memory.peak1MMiB = peakRss;
+    memory.largeRewards = run.rewards;
+    progress.step(
+      `1 worker: ${run.serviceMs} ms; longest transaction ${transactionSampling.longestMs} ms; ` +
+        `worker RSS peak ${peakRss} MiB`,
+    );
+  });
+
+  // The readAll stream costs CPU the timed run must not lose, so it gets a run of its own.
+  await phase(`bulkCancelByQuery, ${bulkRewards} rewards, 1 worker, with a readAll stream`, async (db) => {
+    const api = await startApi('api-bulk-read-load');
+    const worker = await startWorker('worker-bulk-read-load');
+    const client = new MerchantClient(api.baseUrl, data.main);
+    const players = await playersOf(db, data.main.id);
+    const { connections, requestsPerSecond, warmupMs, idleMs } = settings.readAllStream;
+    const stream = () => startReadAllStream(api.baseUrl, data.main, { connections, requestsPerSecond });
+    progress.step(`readAll stream (${connections} in flight, ${requestsPerSecond}/s), idle`);
+    const warmup = stream();
+    await sleep(warmupMs);
+    await warmup.stop();
+    const idleStream = stream();
+    await sleep(idleMs);
+    const idle = await idleStream.stop();
+    streams.idle = idle;
+
+    progress.step(`readAll stream during a bulkCancelByQuery of ${players.length} players, 1 worker`);
+    const duringStream = stream();
+    let sampled: Awaited<ReturnType<typeof sampledBulkCancel>>;
+    let during: StreamSummary;
+    try {
+      sampled = await sampledBulkCancel(db, worker, client, players, '1 worker, readAll stream');
+    } finally {
+      during = await duringStream.stop();
+    }
+    streams.during = during;
+    measured.underReadLoad = sampled.run;
+    measured.longestTransactionUnderReadLoad = sampled.transactionSampling;
+    for (const [name, summary] of [
+      ['idle', idle],
+      ['during', during],
+    ] as const) {
+      checks.expect(
+        `readAll stream ${name}: no errors`,
+        summary.errors === 0,
+        `${summary.requests} requests, ${summary.errors} errors${summary.firstError ? `: ${summary.firstError}` : ''}`,
+      );
+    }
+    progress.step(
+      `with readAll stream: ${sampled.run.serviceMs} ms; readAll p99 ${idle.p99Ms} ms idle, ${during.p99Ms} ms during; ` +
+        `longest transaction ${sampled.transactionSampling.longestMs} ms`,
+    );
+  });
+
+  await phase(`raw UPDATE of the same ${bulkRewards} rewards`, async (db) => {
+    const players = await playersOf(db, data.main.id);
+    const raw = await measureRawUpdate(db, data.main.id, players, measured.oneWorker?.rewards ?? null, checks);
+    measured.raw = raw;
+    progress.step(`raw UPDATE: ${raw.rows} rows in ${raw.rawUpdateMs} ms (${raw.plan})`);
+  });
+
+  await phase(`bulkCancelByQuery, ${bulkRewards} rewards, 2 workers`, async (db) => {
+    const api = await startApi('api-bulk-2-workers');
+    await Promise.all([startWorker('worker-bulk-2-workers-a'), startWorker('worker-bulk-2-workers-b')]);
+    const client = new MerchantClient(api.baseUrl, data.main);
+    const players = await playersOf(db, data.main.id);
+    progress.step(`bulkCancelByQuery of ${players.length} players through the API and 2 workers`);
+    const run = await measureServiceBulkCancel(
+      db,
+      client,
+      players,
+      { pollIntervalMs, timeoutMs, label: '2 workers' },
+      checks,
+    );
+    measured.twoWorkers = run;
+    progress.step(`2 workers: ${run.serviceMs} ms`);
+  });
+
+  const smallRewards = settings.memorySmall.players * settings.memorySmall.rewardsPerPlayer;
+  await phase(`worker memory, ${smallRewards} rewards`, async (db) => {
+    const api = await startApi('api-memory-small');
+    const worker = await startWorker('worker-memory-small');
+    const client = new MerchantClient(api.baseUrl, data.memory);
+    const players = await playersOf(db, data.memory.id);
+    memory.idleBeforeSmallMiB = await idleRss(worker);
+    const rss = new RssSampler(worker.pid).start();
+    let run: BulkCancelRun | null = null;
+    try {
+      run = await measureServiceBulkCancel(
+        db,
+        client,
+        players,
+        { pollIntervalMs, timeoutMs, label: 'memory, small run' },
+        checks,
+      );
+    } finally {
+      memory.peak100kMiB = (await rss.stop()).peakMiB;
+    }
+    memory.smallRewards = run.rewards;
+    progress.step(
+      `small run: ${run.serviceMs} ms, worker RSS idle ${memory.idleBeforeSmallMiB} MiB, peak ${memory.peak100kMiB} MiB`,
+    );
+  });
+
+  const { oneWorker, twoWorkers, raw, coalesced, oneUpdatePerJob, longestTransaction } = measured;
+  const { coalescedDrain, oneUpdatePerJobDrain, underReadLoad, longestTransactionUnderReadLoad } = measured;
+  // The longest transaction of either 1-worker run: with and without the readAll stream.
+  const longestTransactions = [longestTransaction, longestTransactionUnderReadLoad].flatMap((sampling) =>
+    sampling ? [sampling.longestMs] : [],
+  );
+  const serviceMs = oneWorker?.serviceMs ?? null;
+  const rawUpdateMs = raw?.rawUpdateMs ?? null;
+  const coalescedMs = coalesced?.ms ?? null;
+  const oneUpdatePerJobMs = oneUpdatePerJob?.ms ?? null;
+  const { idle, during } = streams;
+  return {
+    bulkCancelByQuery: {
+      rewards: oneWorker?.rewards ?? null,
+      players: oneWorker?.players ?? null,
+      serviceMs,
+      rawUpdateMs,
+      ratio: ratio(serviceMs, rawUpdateMs),
+      twoWorkersMs: twoWorkers?.serviceMs ?? null,
+      longestTransactionMs: longestTransactions.length > 0 ? Math.max(...longestTransactions) : null,
+      readAllP99IdleMs: idle?.errors === 0 ? idle.p99Ms : null,
+      readAllP99DuringMs: during?.errors === 0 ? during.p99Ms : null,
+      valid: {
+        oneWorker: oneWorker?.valid ?? false,
+        withReadAllStream: underReadLoad?.valid ?? false,
+        rawUpdate: raw?.valid ?? false,
+        twoWorkers: twoWorkers?.valid ?? false,
+      },
+      details: {
+        oneWorker,
+        twoWorkers,
+        rawUpdate: raw,
+        oneWorkerWithReadAllStream: underReadLoad,
+        transactionSampling: { oneWorker: longestTransaction, withReadAllStream: longestTransactionUnderReadLoad },
+      },
+    },
+    singleCancels: {
+      requests: settings.singles.requests,
+      coalescedMs,
+      oneUpdatePerJobMs,
+      speedup: ratio(oneUpdatePerJobMs, coalescedMs, 2),
+      valid: { coalesced: coalesced?.valid ?? false, oneUpdatePerJob: oneUpdatePerJob?.valid ?? false },
+      workersAlone: {
+        coalescedMs: coalescedDrain?.ms ?? null,
+        oneUpdatePerJobMs: oneUpdatePerJobDrain?.ms ?? null,
+        speedup: ratio(oneUpdatePerJobDrain?.ms, coalescedDrain?.ms, 2),
+        valid: (coalescedDrain?.valid ?? false) && (oneUpdatePerJobDrain?.valid ?? false),
+      },
+      details: { coalesced, oneUpdatePerJob, coalescedDrain, oneUpdatePerJobDrain },
+    },
+    http: measured.http,
+    workerMemory: memory,
+    readAllStream: streams,
+    errors,
+  };
+}
