@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { CancellationProducer } from '../shared/queue/producer.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
+import type { ReadAllCache } from './read-all-cache.js';
 
 /** Everything a request handler may use, built once by the entry point (or a test) and passed in. */
 export interface ApiDeps {
@@ -17,6 +18,7 @@ export interface ApiDeps {
   /** The API's own Redis connection, for readiness checks and queue statistics. */
   redis: Redis;
   merchants: MerchantDirectory;
+  readAllCache: ReadAllCache;
 }
 
 export interface AppEnv {

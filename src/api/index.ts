@@ -8,6 +8,7 @@ import { createRedis } from '../shared/queue/redis.js';
 import { installShutdown } from '../shared/shutdown.js';
 import { createApp } from './app.js';
 import { MerchantDirectory } from './merchant-directory.js';
+import { ReadAllCache } from './read-all-cache.js';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
@@ -26,7 +27,9 @@ const producer = new CancellationProducer(
 const metrics = new Metrics({ collectDefaults: config.METRICS_ENABLED, processName: 'api' });
 const merchants = new MerchantDirectory(db, config.MERCHANT_CACHE_TTL_MS);
 
-const app = createApp({ config, db, logger, metrics, producer, redis, merchants });
+const readAllCache = new ReadAllCache(config.READ_CACHE_TTL_MS);
+
+const app = createApp({ config, db, logger, metrics, producer, redis, merchants, readAllCache });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   logger.info({ port: info.port }, 'api listening');
 });

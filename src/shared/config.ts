@@ -40,6 +40,8 @@ export const configSchema = z.object({
   TRUST_PROXY: z.string().default('false'),
   /** How long a merchant record is cached by each API process; bounds how long a change takes to apply. */
   MERCHANT_CACHE_TTL_MS: nonNegativeInt(5_000),
+  /** How long an API process reuses a readAll answer for the same merchant and filters; 0 switches it off. */
+  READ_CACHE_TTL_MS: nonNegativeInt(2_000),
   /** Requests per second per merchant on merchant routes; 0 switches rate limiting off. */
   RATE_LIMIT_PER_SECOND: nonNegativeInt(0),
 
@@ -52,15 +54,19 @@ export const configSchema = z.object({
 
   DB_POOL_SIZE: positiveInt(10),
   /** Rewards per transaction in the worker. */
-  CANCEL_BATCH_SIZE: positiveInt(5_000),
+  CANCEL_BATCH_SIZE: positiveInt(10_000),
   /** A bulk job with more identifiers than this is split into child jobs shared by all workers. */
   FANOUT_THRESHOLD: positiveInt(2_000),
   /** Identifiers (ids, external ids or players) per child job of a split bulk job. */
   FANOUT_CHUNK_SIZE: positiveInt(1_000),
   /** Concurrent single-cancel jobs one worker holds; they are applied together (coalesced). */
   WORKER_CANCEL_CONCURRENCY: positiveInt(500),
-  /** Concurrent bulk jobs (and child jobs) one worker runs. */
-  WORKER_BULK_CONCURRENCY: positiveInt(2),
+  /**
+   * Concurrent bulk jobs (and child jobs) one worker runs. One per replica by default: each is bound by
+   * one Postgres backend's CPU, so throughput grows by adding replicas (or cores), not by piling
+   * transactions onto the same cores, which only slows the reads beside them.
+   */
+  WORKER_BULK_CONCURRENCY: positiveInt(1),
   /** Most single cancels applied by one UPDATE; 1 switches coalescing off (one UPDATE per job). */
   COALESCE_MAX_BATCH: positiveInt(500),
   /** How long a coalescing batch waits for more single cancels before it is applied. */

@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../../src/api/app.js';
 import type { ApiDeps, App } from '../../src/api/context.js';
 import { MerchantDirectory } from '../../src/api/merchant-directory.js';
+import { ReadAllCache } from '../../src/api/read-all-cache.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { Metrics } from '../../src/shared/metrics.js';
 import { CancellationProducer } from '../../src/shared/queue/producer.js';
@@ -52,6 +53,7 @@ export async function startTestApi(
     producer: new CancellationProducer(redis, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS, config.QUEUE_MAX_WAITING),
     redis,
     merchants: new MerchantDirectory(env.db, config.MERCHANT_CACHE_TTL_MS),
+    readAllCache: new ReadAllCache(config.READ_CACHE_TTL_MS),
     ...depsOverrides,
   };
   const app = createApp(deps);

@@ -43,6 +43,7 @@ export async function createTestEnvironment(overrides: Record<string, string> = 
     QUEUE_PREFIX: queuePrefix,
     LOG_LEVEL: 'silent',
     MERCHANT_CACHE_TTL_MS: '0',
+    READ_CACHE_TTL_MS: '0',
     METRICS_ENABLED: 'false',
     ADMIN_TOKEN: 'test-admin-token-0123456789',
     ...overrides,

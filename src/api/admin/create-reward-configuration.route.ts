@@ -113,6 +113,7 @@ export function registerCreateRewardConfiguration(app: App): void {
       throw error;
     }
 
+    c.var.deps.readAllCache.forgetMerchant(merchantId);
     const configuration = await selectConfigurationJson(db, merchantId, id);
     if (configuration === undefined) throw new Error(`configuration ${id} not found right after it was created`);
     c.var.logger.info({ merchantId, rewardConfigurationId: id }, 'reward configuration created');

@@ -89,13 +89,17 @@ export function registerReadAll(app: App, auth: MerchantRouteMiddleware): void {
     };
     const limit = request.limit ?? undefined;
     const offset = request.offset ?? undefined;
-    const { db } = c.var.deps;
+    const { db, readAllCache } = c.var.deps;
     const paged = limit !== undefined || offset !== undefined;
     const page = paged ? { limit: limit ?? 1_000, offset: offset ?? 0 } : undefined;
-    const [body, total] = await Promise.all([
-      selectConfigurationsJson(db, filter, page),
-      paged ? countConfigurations(db, filter) : Promise.resolve(undefined),
-    ]);
+    const key = JSON.stringify([filter.name, filter.status, filter.rewardType, page?.limit, page?.offset]);
+    const { body, total } = await readAllCache.get(filter.merchantId, key, async () => {
+      const [json, count] = await Promise.all([
+        selectConfigurationsJson(db, filter, page),
+        paged ? countConfigurations(db, filter) : Promise.resolve(undefined),
+      ]);
+      return { body: json, total: count };
+    });
     if (total !== undefined) c.header('X-Total-Count', String(total));
     c.header('Content-Type', 'application/json');
     // Postgres built the JSON; re-parsing it only to re-serialise would cost time and precision.
