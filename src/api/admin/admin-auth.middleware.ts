@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
+import { safeEqual } from '../../shared/constant-time.js';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
 
@@ -19,16 +19,9 @@ export function adminAuth(): MiddlewareHandler<AppEnv> {
     if (presented === undefined) {
       throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: 'no admin bearer token' });
     }
-    if (!sameToken(presented, adminToken)) {
+    if (!safeEqual(presented, adminToken)) {
       throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: 'wrong admin token' });
     }
     await next();
   };
-}
-
-/** Digests first, so that the comparison neither needs equal lengths nor reveals the token's length. */
-function sameToken(presented: string, expected: string): boolean {
-  const a = createHash('sha256').update(presented, 'utf8').digest();
-  const b = createHash('sha256').update(expected, 'utf8').digest();
-  return timingSafeEqual(a, b);
 }
