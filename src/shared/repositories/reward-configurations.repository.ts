@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { compactJson } from '../compact-json.js';
 import type { ConfigurationStatus, Database, RewardType } from '../db/schema.js';
 
 export interface ConfigurationFilter {
@@ -67,7 +68,7 @@ export async function selectConfigurationsJson(
     ), '[]'::json)::text AS body
     FROM page p
   `.execute(db);
-  return result.rows[0]?.body ?? '[]';
+  return compactJson(result.rows[0]?.body ?? '[]');
 }
 
 export async function countConfigurations(db: Kysely<Database>, filter: ConfigurationFilter): Promise<number> {
