@@ -22,6 +22,16 @@ export interface QueryWork {
 const MAX_SLICE_PLAYERS = 1_000;
 
 /**
+ * Players per slice for an expected number of rewards per player (100 before any has been seen).
+ * Aimed a little under one batch: a slice that fills the batch exactly needs one more statement
+ * to learn that it is done.
+ */
+function sliceFor(batchSize: number, rewardsPerPlayer: number): number {
+  const players = Math.floor((0.9 * batchSize) / Math.max(rewardsPerPlayer, 1));
+  return Math.max(1, Math.min(MAX_SLICE_PLAYERS, players));
+}
+
+/**
  * Walks the players in slices sized to about one batch of rewards (adapted to the rewards per player
  * seen so far), cancelling each slice's ACTIVE rewards in transactions of at most CANCEL_BATCH_SIZE.
  * After each slice the cursor (where the next slice starts, its size, the counts so far) is saved on
@@ -39,7 +49,7 @@ export async function cancelByQuery(
   const players = work.playerIds;
   let cursor: QueryCursor = work.cursor ?? {
     playerIndex: 0,
-    sliceSize: Math.max(1, Math.min(MAX_SLICE_PLAYERS, Math.floor(batchSize / 100))),
+    sliceSize: sliceFor(batchSize, 100),
     cancelled: 0,
     picked: 0,
   };
@@ -80,7 +90,7 @@ export async function cancelByQuery(
     const rewardsPerPlayer = picked / playersDone;
     cursor = {
       playerIndex: playersDone,
-      sliceSize: Math.max(1, Math.min(MAX_SLICE_PLAYERS, Math.floor(batchSize / Math.max(rewardsPerPlayer, 1)))),
+      sliceSize: sliceFor(batchSize, rewardsPerPlayer),
       cancelled: cursor.cancelled + sliceCancelled,
       picked,
     };

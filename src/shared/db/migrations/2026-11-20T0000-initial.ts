@@ -7,7 +7,8 @@ import { type Kysely, sql } from 'kysely';
  * - No index mentions `status`, `cancelled_at` or `cancellation_job_id`, the columns a cancel writes,
  *   so a cancel can be a HOT update (no index maintenance). A partial index on `status = 'ACTIVE'`
  *   would help one big UPDATE but blocks HOT and slows chunked cancels by ~40 %.
- * - `fillfactor = 85` leaves room on each page for the new row versions HOT updates write there.
+ * - `fillfactor = 85` leaves room on each page for the new row versions HOT updates write there
+ *   (lowered to 50 by a later migration, after measuring).
  * - `(merchant_id, player_id, id)` serves the keyset walk of bulkCancelByQuery; `(merchant_id,
  *   external_id)` is both the uniqueness rule and the lookup of cancels by external id.
  */
