@@ -1,6 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import * as initial from './migrations/2026-11-20T0000-initial.js';
-import * as rewardsFillfactor from './migrations/2026-11-21T0000-rewards-fillfactor.js';
+import * as rewardsCancelLayout from './migrations/2026-11-21T0000-rewards-cancel-layout.js';
 
 /**
  * Migrations are listed here rather than read from a folder, so that the built code and the
@@ -8,7 +8,7 @@ import * as rewardsFillfactor from './migrations/2026-11-21T0000-rewards-fillfac
  */
 const migrations: Record<string, Migration> = {
   '2026-11-20T0000-initial': initial,
-  '2026-11-21T0000-rewards-fillfactor': rewardsFillfactor,
+  '2026-11-21T0000-rewards-cancel-layout': rewardsCancelLayout,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -33,7 +33,7 @@ export async function cancelSingleRewards(
   const result = await sql<{ ordinal: number; outcome: RewardOutcome }>`
     WITH input AS (
       SELECT * FROM unnest(
-        ${requests.map((r) => r.jobId)}::text[],
+        ${requests.map((r) => r.jobId)}::uuid[],
         ${requests.map((r) => r.merchantId)}::uuid[],
         ${requests.map((r) => r.rewardId ?? null)}::uuid[],
         ${requests.map((r) => r.externalId ?? null)}::text[]
