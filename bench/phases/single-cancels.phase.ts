@@ -121,7 +121,7 @@ export async function measureSingleCancels(
             count(j.id) FILTER (WHERE j.state = 'completed' AND j.cancelled = 1)::int AS audited,
             (extract(epoch FROM min(r.cancelled_at)) * 1000)::float8 AS first,
             (extract(epoch FROM max(r.cancelled_at)) * 1000)::float8 AS last
-     FROM rewards r LEFT JOIN cancellation_jobs j ON j.id = r.cancellation_job_id
+     FROM rewards r LEFT JOIN cancellation_jobs j ON j.id = r.cancellation_job_id::text
      WHERE r.id = ANY($1::uuid[])`,
     [ids],
   );
