@@ -11,6 +11,9 @@ export interface BulkCancelResults {
   serviceMs: number | null;
   rawUpdateMs: number | null;
   ratio: number | null;
+  /** The same raw UPDATE also writing a job id on each reward, as the service does. */
+  rawUpdateWithJobIdMs: number | null;
+  ratioToSameWrite: number | null;
   twoWorkersMs: number | null;
   longestTransactionMs: number | null;
   readAllP99IdleMs: number | null;
@@ -184,6 +187,8 @@ export function formatReport(results: BenchResults): string {
     ['  same, 2 workers', ms(bulk.twoWorkersMs)],
     ['  raw single UPDATE of the same rows', ms(bulk.rawUpdateMs)],
     ['  ratio service / raw UPDATE', times(bulk.ratio)],
+    ['  raw UPDATE also recording the job id (same write as the service)', ms(bulk.rawUpdateWithJobIdMs)],
+    ['  ratio service / that UPDATE', times(bulk.ratioToSameWrite)],
     ['  longest worker transaction', ms(bulk.longestTransactionMs)],
     ['  readAll p99 idle / during', `${ms(bulk.readAllP99IdleMs)} / ${ms(bulk.readAllP99DuringMs)}`],
     [`single cancels, ${count(singles.requests)}, coalesced`, ms(singles.coalescedMs)],

@@ -28,6 +28,7 @@ interface Measured {
   oneWorker: BulkCancelRun | null;
   twoWorkers: BulkCancelRun | null;
   raw: RawUpdateRun | null;
+  rawWithJobId: RawUpdateRun | null;
   longestTransaction: TransactionSampling | null;
   underReadLoad: BulkCancelRun | null;
   longestTransactionUnderReadLoad: TransactionSampling | null;
@@ -61,6 +62,7 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     oneWorker: null,
     twoWorkers: null,
     raw: null,
+    rawWithJobId: null,
     longestTransaction: null,
     underReadLoad: null,
     longestTransactionUnderReadLoad: null,
@@ -249,6 +251,15 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     progress.step(`raw UPDATE: ${raw.rows} rows in ${raw.rawUpdateMs} ms (${raw.plan})`);
   });
 
+  await phase(`raw UPDATE of the same ${bulkRewards} rewards, also recording a job id`, async (db) => {
+    const players = await playersOf(db, data.main.id);
+    const raw = await measureRawUpdate(db, data.main.id, players, measured.oneWorker?.rewards ?? null, checks, {
+      recordJobId: true,
+    });
+    measured.rawWithJobId = raw;
+    progress.step(`raw UPDATE with job id: ${raw.rows} rows in ${raw.rawUpdateMs} ms (${raw.plan})`);
+  });
+
   await phase(`bulkCancelByQuery, ${bulkRewards} rewards, 2 workers`, async (db) => {
     const api = await startApi('api-bulk-2-workers');
     await Promise.all([startWorker('worker-bulk-2-workers-a'), startWorker('worker-bulk-2-workers-b')]);
@@ -310,6 +321,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       serviceMs,
       rawUpdateMs,
       ratio: ratio(serviceMs, rawUpdateMs),
+      rawUpdateWithJobIdMs: measured.rawWithJobId?.rawUpdateMs ?? null,
+      ratioToSameWrite: ratio(serviceMs, measured.rawWithJobId?.rawUpdateMs ?? null),
       twoWorkersMs: twoWorkers?.serviceMs ?? null,
       longestTransactionMs: longestTransactions.length > 0 ? Math.max(...longestTransactions) : null,
       readAllP99IdleMs: idle?.errors === 0 ? idle.p99Ms : null,
@@ -324,6 +337,7 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
         oneWorker,
         twoWorkers,
         rawUpdate: raw,
+        rawUpdateWithJobId: measured.rawWithJobId,
         oneWorkerWithReadAllStream: underReadLoad,
         transactionSampling: { oneWorker: longestTransaction, withReadAllStream: longestTransactionUnderReadLoad },
       },

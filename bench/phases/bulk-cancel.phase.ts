@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Checks } from '../lib/checks.js';
 import { loadAverage1m } from '../lib/machine.js';
@@ -138,11 +139,17 @@ export async function measureRawUpdate(
   playerIds: readonly string[],
   expectedRows: number | null,
   checks: Checks,
+  options: { recordJobId?: boolean } = {},
 ): Promise<RawUpdateRun> {
-  const statement =
-    "UPDATE rewards SET status = 'CANCELLED', cancelled_at = now() " +
-    "WHERE merchant_id = $1 AND player_id = ANY($2) AND status = 'ACTIVE'";
-  const parameters = [merchantId, playerIds];
+  // With recordJobId the statement writes what the service writes (DESIGN §5 records the canceller's
+  // job id on each reward): the same data change, for context beside the PERFORMANCE.md baseline.
+  const statement = options.recordJobId
+    ? "UPDATE rewards SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = $3 " +
+      "WHERE merchant_id = $1 AND player_id = ANY($2) AND status = 'ACTIVE'"
+    : "UPDATE rewards SET status = 'CANCELLED', cancelled_at = now() " +
+      "WHERE merchant_id = $1 AND player_id = ANY($2) AND status = 'ACTIVE'";
+  const parameters = options.recordJobId ? [merchantId, playerIds, randomUUID()] : [merchantId, playerIds];
+  const label = options.recordJobId ? 'raw UPDATE with job id' : 'raw UPDATE';
   const client = await db.connect();
   try {
     const before = await countActive(db, merchantId, playerIds);
@@ -152,12 +159,12 @@ export async function measureRawUpdate(
     const result = await client.query(statement, parameters);
     const rawUpdateMs = performance.now() - started;
     const after = await countActive(db, merchantId, playerIds);
-    let valid = checks.equal('raw UPDATE: rows updated = rows ACTIVE before', result.rowCount, before);
+    let valid = checks.equal(`${label}: rows updated = rows ACTIVE before`, result.rowCount, before);
     if (expectedRows !== null) {
       valid =
-        checks.equal('raw UPDATE: rows updated = rows the service cancelled', result.rowCount, expectedRows) && valid;
+        checks.equal(`${label}: rows updated = rows the service cancelled`, result.rowCount, expectedRows) && valid;
     }
-    valid = checks.equal('raw UPDATE: targeted rewards still ACTIVE', after, 0) && valid;
+    valid = checks.equal(`${label}: targeted rewards still ACTIVE`, after, 0) && valid;
     return { rows: result.rowCount ?? 0, rawUpdateMs: round(rawUpdateMs, 0), plan, valid };
   } finally {
     client.release();
