@@ -1,4 +1,5 @@
 import type { ConfigurationStatus, RewardStatus } from '../shared/db/schema.js';
+import type { BetSlipItemInput } from '../shared/repositories/sessions.repository.js';
 
 /**
  * The demo set loaded by `npm run seed` without flags. Every identifier is fixed so the README can
@@ -251,23 +252,8 @@ export const DEMO_REWARDS: readonly DemoReward[] = [
 /** When the demo's CANCELLED reward was cancelled: fixed, so re-running the seed writes nothing new. */
 export const DEMO_CANCELLED_AT = '2026-01-15T12:00:00.000Z';
 
-export interface DemoBet {
-  sportId: string;
-  sportName: string;
-  betSlipId: string | null;
-  matchName: string;
-  matchId: string;
-  competitionId: string;
-  competitionName: string;
-  marketId: string;
-  marketName: string;
-  marketOptionId: string;
-  marketOptionName: string;
-  odd: number;
-  margin: number | null;
-  homeTeam: string;
-  awayTeam: string;
-}
+/** A bet slip item as the repository takes it. */
+export type DemoBet = BetSlipItemInput;
 
 export interface DemoSession {
   id: string;

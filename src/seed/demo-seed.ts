@@ -1,5 +1,6 @@
 import type { InsertResult } from 'kysely';
 import type { Db } from '../shared/db/client.js';
+import { betSlipItemRow } from '../shared/repositories/sessions.repository.js';
 import { digestSessionToken } from '../shared/session-token.js';
 import {
   DEMO_CANCELLED_AT,
@@ -132,27 +133,7 @@ export async function seedDemo(db: Db): Promise<SeedReport> {
     await trx
       .insertInto('bet_slip_items')
       .values(
-        DEMO_SESSIONS.flatMap((session) =>
-          session.betSlip.map((bet, index) => ({
-            session_id: session.id,
-            position: index,
-            sport_id: bet.sportId,
-            sport_name: bet.sportName,
-            bet_slip_id: bet.betSlipId,
-            match_name: bet.matchName,
-            match_id: bet.matchId,
-            competition_id: bet.competitionId,
-            competition_name: bet.competitionName,
-            market_id: bet.marketId,
-            market_name: bet.marketName,
-            market_option_id: bet.marketOptionId,
-            market_option_name: bet.marketOptionName,
-            odd: bet.odd,
-            margin: bet.margin,
-            home_team: bet.homeTeam,
-            away_team: bet.awayTeam,
-          })),
-        ),
+        DEMO_SESSIONS.flatMap((session) => session.betSlip.map((bet, index) => betSlipItemRow(session.id, bet, index))),
       )
       .onConflict((oc) => oc.doNothing())
       .execute();

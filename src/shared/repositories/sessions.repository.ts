@@ -1,5 +1,5 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, PlayersTable } from '../db/schema.js';
+import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
+import type { BetSlipItemsTable, Database, PlayersTable } from '../db/schema.js';
 import { digestSessionToken } from '../session-token.js';
 
 export interface BetSlipLookup {
@@ -157,26 +157,33 @@ export async function insertSession(trx: Transaction<Database>, session: NewSess
   if (session.betSlip.length === 0) return;
   await trx
     .insertInto('bet_slip_items')
-    .values(
-      session.betSlip.map((bet, position) => ({
-        session_id: sessionId,
-        position,
-        sport_id: bet.sportId,
-        sport_name: bet.sportName,
-        bet_slip_id: bet.betSlipId,
-        match_name: bet.matchName,
-        match_id: bet.matchId,
-        competition_id: bet.competitionId,
-        competition_name: bet.competitionName,
-        market_id: bet.marketId,
-        market_name: bet.marketName,
-        market_option_id: bet.marketOptionId,
-        market_option_name: bet.marketOptionName,
-        odd: bet.odd,
-        margin: bet.margin,
-        home_team: bet.homeTeam,
-        away_team: bet.awayTeam,
-      })),
-    )
+    .values(session.betSlip.map((bet, position) => betSlipItemRow(sessionId, bet, position)))
     .execute();
+}
+
+/** One bet slip item as a row of `bet_slip_items`: the one place its columns are mapped. */
+export function betSlipItemRow(
+  sessionId: string,
+  bet: BetSlipItemInput,
+  position: number,
+): Insertable<BetSlipItemsTable> {
+  return {
+    session_id: sessionId,
+    position,
+    sport_id: bet.sportId,
+    sport_name: bet.sportName,
+    bet_slip_id: bet.betSlipId,
+    match_name: bet.matchName,
+    match_id: bet.matchId,
+    competition_id: bet.competitionId,
+    competition_name: bet.competitionName,
+    market_id: bet.marketId,
+    market_name: bet.marketName,
+    market_option_id: bet.marketOptionId,
+    market_option_name: bet.marketOptionName,
+    odd: bet.odd,
+    margin: bet.margin,
+    home_team: bet.homeTeam,
+    away_team: bet.awayTeam,
+  };
 }
