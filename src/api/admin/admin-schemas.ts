@@ -4,6 +4,7 @@ import type { Merchant } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { isIpOrCidr } from '../../shared/ip-ranges.js';
 import { findMerchantById } from '../../shared/repositories/merchants.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 
 /** What every admin route declares in the OpenAPI document. */
 export const adminRouteMeta = {
@@ -12,9 +13,10 @@ export const adminRouteMeta = {
 };
 
 export const MerchantIdParamsSchema = z.object({
-  merchantId: z
-    .uuid()
-    .openapi({ param: { name: 'merchantId', in: 'path' }, example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+  merchantId: uuidSchema.openapi({
+    param: { name: 'merchantId', in: 'path' },
+    example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b',
+  }),
 });
 
 /** 9999-12-31T23:59:59.999Z: every instant up to it has an ISO-8601 form and fits timestamptz. */

@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
 import { merchantStatuses } from '../../shared/db/schema.js';
 import { insertMerchant } from '../../shared/repositories/merchants.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { adminErrorResponses, jsonBody } from '../schemas.js';
+import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
 import { adminRouteMeta, allowedIpsSchema } from './admin-schemas.js';
 
 export const CreateMerchantRequestSchema = z
   .strictObject({
-    name: z.string().min(1).max(255).openapi({ example: 'Demo Casino' }),
+    name: identifier.openapi({ example: 'Demo Casino' }),
     secretKey: z
       .string()
       .min(16)
@@ -21,7 +22,7 @@ export const CreateMerchantRequestSchema = z
 
 export const CreatedMerchantSchema = z
   .object({
-    id: z.uuid(),
+    id: uuidSchema,
     name: z.string(),
     secretKey: z.string().openapi({ description: 'Shown here and in rotations only' }),
     status: z.enum(merchantStatuses),

@@ -39,7 +39,7 @@ const GameInputSchema = z.strictObject({
 export const CreateRewardConfigurationRequestSchema = z
   .strictObject({
     externalId: identifier.nullish().openapi({ description: 'Merchant-defined id, unique per merchant' }),
-    name: z.string().min(1).max(255).openapi({ example: 'Welcome free bets' }),
+    name: identifier.openapi({ example: 'Welcome free bets' }),
     status: z.enum(configurationStatuses),
     rewardType: z.enum(rewardTypes),
     numberOfFreeBets: z.number().int().min(1).max(INT32_MAX),

@@ -7,6 +7,7 @@ import {
   insertRewards,
   REWARD_EXTERNAL_ID_KEY,
 } from '../../shared/repositories/rewards.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
 import { adminRouteMeta, isUniqueViolation, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
@@ -15,7 +16,7 @@ export const MAX_REWARDS_PER_REQUEST = 10_000;
 
 const NewRewardSchema = z.strictObject({
   playerId: identifier,
-  rewardConfigurationId: z.uuid().openapi({ description: "One of this merchant's configurations" }),
+  rewardConfigurationId: uuidSchema.openapi({ description: "One of this merchant's configurations" }),
   externalId: identifier.nullish().openapi({ description: 'Merchant-defined id, unique per merchant' }),
   status: z.enum(rewardStatuses).default('ACTIVE'),
 });
@@ -37,10 +38,10 @@ export const CreateRewardsRequestSchema = z
   .openapi('AdminCreateRewardsRequest');
 
 export const CreatedRewardSchema = z.object({
-  id: z.uuid(),
+  id: uuidSchema,
   externalId: z.string().nullable(),
   playerId: z.string(),
-  rewardConfigurationId: z.uuid(),
+  rewardConfigurationId: uuidSchema,
   status: z.enum(rewardStatuses),
 });
 

@@ -18,7 +18,7 @@ import {
   requireMerchant,
 } from './admin-schemas.js';
 
-const text = z.string().min(1).max(255);
+const text = identifier;
 /** Absent: keep what the player has; null: clear it. */
 const profileText = text.nullish();
 

@@ -1,12 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { findJobStatus } from '../../shared/job-status.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { JobStatusSchema } from '../routes/job-status.route.js';
 import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta } from './admin-schemas.js';
 
-export const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: z.uuid() }).openapi('AdminJobStatus');
+export const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: uuidSchema }).openapi('AdminJobStatus');
 
 export function registerGetJob(app: App): void {
   const route = createRoute({

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { merchantStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { updateMerchant } from '../../shared/repositories/merchants.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
 import { adminRouteMeta, allowedIpsSchema, MerchantIdParamsSchema } from './admin-schemas.js';
@@ -15,7 +16,7 @@ export const UpdateMerchantRequestSchema = z
 
 export const MerchantSchema = z
   .object({
-    id: z.uuid(),
+    id: uuidSchema,
     name: z.string(),
     status: z.enum(merchantStatuses),
     allowedIps: z.array(z.string()).nullable(),

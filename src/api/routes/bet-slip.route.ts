@@ -2,15 +2,14 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import { findBetSlipByToken } from '../../shared/repositories/sessions.repository.js';
+import { timestampSchema, timestampTextSchema } from '../../shared/wire-rules.js';
 import type { App, AppEnv } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { ErrorBodySchema, jsonBody, merchantErrorResponses } from '../schemas.js';
 
 const betSlipFields = {
   merchantId: z.string().min(1).openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
-  timestamp: z
-    .union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)])
-    .openapi({ description: 'Epoch milliseconds', example: 1763679600000 }),
+  timestamp: timestampSchema.openapi({ description: 'Epoch milliseconds', example: 1763679600000 }),
   authToken: z.string().min(1).max(1_024).openapi({ description: 'Game session token', example: 'demo-session-token' }),
   hash: z
     .string()
@@ -18,7 +17,7 @@ const betSlipFields = {
 };
 
 export const BetSlipRequestSchema = z.object(betSlipFields).openapi('BetSlipRequest');
-export const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: z.string().regex(/^\d+$/) });
+export const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: timestampTextSchema });
 
 export const BetSchema = z
   .object({

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
@@ -9,7 +10,7 @@ import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 export const BulkCancelRequestSchema = z
   .object({
     ...signedFields,
-    ids: z.array(z.uuid()).nullish().openapi({ description: 'Reward ids' }),
+    ids: z.array(uuidSchema).nullish().openapi({ description: 'Reward ids' }),
     externalIds: z.array(identifier).nullish().openapi({ description: 'Merchant-defined reward ids' }),
   })
   .openapi('BulkCancelRequest');

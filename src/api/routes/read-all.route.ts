@@ -4,6 +4,7 @@ import {
   countConfigurations,
   selectConfigurationsJson,
 } from '../../shared/repositories/reward-configurations.repository.js';
+import { hasNoNul, IDENTIFIER_MAX_LENGTH, NO_NUL_MESSAGE, uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
@@ -15,9 +16,8 @@ export const ReadAllRequestSchema = z
     ...signedFields,
     name: z
       .string()
-      .max(255)
-      // Postgres text cannot hold NUL: without this the query fails and the caller gets a 500.
-      .refine((name) => !name.includes('\u0000'), 'must not contain NUL characters')
+      .max(IDENTIFIER_MAX_LENGTH)
+      .refine(hasNoNul, NO_NUL_MESSAGE)
       .nullish()
       .openapi({ description: 'Case-insensitive substring of the name' }),
     status: z.enum(configurationStatuses).nullish(),
@@ -34,7 +34,7 @@ const BetConstraintSchema = z.object({
 
 export const RewardConfigurationSchema = z
   .object({
-    id: z.uuid(),
+    id: uuidSchema,
     name: z.string(),
     status: z.enum(configurationStatuses),
     rewardType: z.enum(rewardTypes),
@@ -42,10 +42,10 @@ export const RewardConfigurationSchema = z
     startDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
     endDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
     duration: z.number().int().openapi({ description: 'Minutes' }),
-    merchantId: z.uuid(),
+    merchantId: uuidSchema,
     games: z.array(
       z.object({
-        id: z.uuid(),
+        id: uuidSchema,
         gameId: z.number().int(),
         betConstraints: z.record(z.string().regex(/^[A-Z]{3}$/), BetConstraintSchema).openapi({
           description: 'Keyed by ISO 4217 currency code',

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DefaultJobOptions } from 'bullmq';
 import { z } from 'zod';
+import { identifierSchema as identifier, uuidSchema as uuid } from '../wire-rules.js';
 
 /**
  * The one catalogue of cancellation jobs: queue names, a schema per job kind, payload types, job id
@@ -18,13 +19,6 @@ export type QueueName = (typeof queueNames)[keyof typeof queueNames];
 
 export const operations = ['cancel', 'bulkCancel', 'bulkCancelByQuery'] as const;
 export type Operation = (typeof operations)[number];
-
-const uuid = z.uuid();
-const identifier = z
-  .string()
-  .min(1)
-  .max(255)
-  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
 
 const jobBase = {
   merchantId: uuid,
