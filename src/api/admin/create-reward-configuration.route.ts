@@ -9,6 +9,7 @@ import {
 import type { App } from '../context.js';
 import { RewardConfigurationSchema } from '../routes/read-all.route.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
+import { rawJson } from '../typed-responses.js';
 import {
   adminRouteMeta,
   currencyCodeSchema,
@@ -117,8 +118,7 @@ export function registerCreateRewardConfiguration(app: App): void {
     const configuration = await selectConfigurationJson(db, merchantId, id);
     if (configuration === undefined) throw new Error(`configuration ${id} not found right after it was created`);
     c.var.logger.info({ merchantId, rewardConfigurationId: id }, 'reward configuration created');
-    c.header('Content-Type', 'application/json');
     // Postgres wrote it, as for readAll: the amounts keep their exact decimal text.
-    return c.body(configuration, 201) as never;
+    return rawJson(c, RewardConfigurationSchema, configuration, 201);
   });
 }

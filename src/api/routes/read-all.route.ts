@@ -8,6 +8,7 @@ import { hasNoNul, IDENTIFIER_MAX_LENGTH, NO_NUL_MESSAGE, uuidSchema } from '../
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { rawJson } from '../typed-responses.js';
 
 // Every filter is optional, and `null` counts as absent: clients that serialise every field of their
 // request class send `"name": null` for "no name filter" (as for the cancel routes' lists).
@@ -55,6 +56,7 @@ export const RewardConfigurationSchema = z
     ),
   })
   .openapi('RewardConfiguration');
+const ReadAllResponseSchema = z.array(RewardConfigurationSchema);
 
 export function readAllRoute(auth: MerchantRouteMiddleware) {
   return createRoute({
@@ -71,7 +73,7 @@ export function readAllRoute(auth: MerchantRouteMiddleware) {
       200: {
         description: 'The matching configurations (an empty array when none match)',
         headers: z.object({ 'X-Total-Count': z.string().optional() }),
-        content: { 'application/json': { schema: z.array(RewardConfigurationSchema) } },
+        content: { 'application/json': { schema: ReadAllResponseSchema } },
       },
       ...merchantErrorResponses,
     },
@@ -101,8 +103,7 @@ export function registerReadAll(app: App, auth: MerchantRouteMiddleware): void {
       return { body: json, total: count };
     });
     if (total !== undefined) c.header('X-Total-Count', String(total));
-    c.header('Content-Type', 'application/json');
     // Postgres built the JSON; re-parsing it only to re-serialise would cost time and precision.
-    return c.body(body, 200) as never;
+    return rawJson(c, ReadAllResponseSchema, body, 200);
   });
 }
