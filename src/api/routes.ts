@@ -10,9 +10,9 @@ import { registerJobStatus } from './routes/job-status.route.js';
 import { registerReadAll } from './routes/read-all.route.js';
 
 /** Every merchant-facing route, each behind the one signature middleware. */
-export function registerMerchantRoutes(app: App, trustProxy: string): void {
+export function registerMerchantRoutes(app: App, trustedProxies: readonly string[]): void {
   const rateLimiter = new RateLimiter();
-  const resolveClientAddress = createClientAddressResolver(trustProxy);
+  const resolveClientAddress = createClientAddressResolver(trustedProxies);
   const v1Auth = merchantAuth({ merchantIdIsUuid: true, source: 'body', rateLimiter, resolveClientAddress });
   const betSlipPostAuth = merchantAuth({ merchantIdIsUuid: false, source: 'body', rateLimiter, resolveClientAddress });
   const betSlipGetAuth = merchantAuth({ merchantIdIsUuid: false, source: 'query', rateLimiter, resolveClientAddress });

@@ -1,4 +1,6 @@
 import { z } from '@hono/zod-openapi';
+import { configurationStatuses, rewardTypes } from '../shared/db/schema.js';
+import { AppError } from '../shared/errors.js';
 import { identifierSchema, timestampSchema, uuidSchema } from '../shared/wire-rules.js';
 
 /**
@@ -58,3 +60,39 @@ export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) =
   description,
   content: { 'application/json': { schema } },
 });
+
+/** The lists `count` entries long that a bulk route accepts: 1 to `max` (BULK_MAX_ITEMS). */
+export function assertListSize(count: number, max: number, what: string): void {
+  if (count === 0) throw new AppError('INVALID_REQUEST', `${what}: at least one entry is required`);
+  if (count > max) throw new AppError('INVALID_REQUEST', `${what}: at most ${max} entries, got ${count}`);
+}
+
+const BetConstraintSchema = z.object({
+  betAmount: z.number().openapi({ example: 0.5 }),
+  maxWinPerBet: z.number().openapi({ example: 100 }),
+});
+
+/** A reward configuration as readAll lists it and the admin API answers its creation. */
+export const RewardConfigurationSchema = z
+  .object({
+    id: uuidSchema,
+    name: z.string(),
+    status: z.enum(configurationStatuses),
+    rewardType: z.enum(rewardTypes),
+    numberOfFreeBets: z.number().int(),
+    startDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
+    endDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
+    duration: z.number().int().openapi({ description: 'Minutes' }),
+    merchantId: uuidSchema,
+    games: z.array(
+      z.object({
+        id: uuidSchema,
+        gameId: z.number().int(),
+        betConstraints: z.record(z.string().regex(/^[A-Z]{3}$/), BetConstraintSchema).openapi({
+          description: 'Keyed by ISO 4217 currency code',
+          example: { EUR: { betAmount: 0.5, maxWinPerBet: 100 } },
+        }),
+      }),
+    ),
+  })
+  .openapi('RewardConfiguration');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { Db } from '../../shared/db/client.js';
 import type { Merchant } from '../../shared/db/schema.js';
@@ -72,9 +73,7 @@ export async function requireMerchant(db: Db, merchantId: string): Promise<Merch
   return merchant;
 }
 
-/** A Postgres unique violation (23505) of the named constraint or unique index. */
-export function isUniqueViolation(error: unknown, constraint: string): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, constraint: violated } = error as { code?: unknown; constraint?: unknown };
-  return code === '23505' && violated === constraint;
+/** 32 random bytes as hex: the secret of a new merchant or of a rotation. */
+export function generateSecretKey(): string {
+  return randomBytes(32).toString('hex');
 }

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
 import { merchantStatuses } from '../../shared/db/schema.js';
 import { insertMerchant } from '../../shared/repositories/merchants.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
-import { adminRouteMeta, allowedIpsSchema } from './admin-schemas.js';
+import { adminRouteMeta, allowedIpsSchema, generateSecretKey } from './admin-schemas.js';
 
 export const CreateMerchantRequestSchema = z
   .strictObject({
@@ -55,9 +54,4 @@ export function registerCreateMerchant(app: App): void {
       201,
     );
   });
-}
-
-/** 32 random bytes as hex: the secret of a new merchant or of a rotation. */
-export function generateSecretKey(): string {
-  return randomBytes(32).toString('hex');
 }

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { isUniqueViolation } from '../../shared/database-errors.js';
 import { configurationStatuses, rewardTypes } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import {
@@ -7,15 +8,13 @@ import {
   selectConfigurationJson,
 } from '../../shared/repositories/reward-configurations.repository.js';
 import type { App } from '../context.js';
-import { RewardConfigurationSchema } from '../routes/read-all.route.js';
-import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
+import { adminErrorResponses, identifier, jsonBody, RewardConfigurationSchema } from '../schemas.js';
 import { rawJson } from '../typed-responses.js';
 import {
   adminRouteMeta,
   currencyCodeSchema,
   decimalSchema,
   instantSchema,
-  isUniqueViolation,
   MerchantIdParamsSchema,
   requireMerchant,
 } from './admin-schemas.js';

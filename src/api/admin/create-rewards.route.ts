@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { isUniqueViolation } from '../../shared/database-errors.js';
 import { rewardStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { findMerchantConfigurationIds } from '../../shared/repositories/reward-configurations.repository.js';
@@ -10,7 +11,7 @@ import {
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
-import { adminRouteMeta, isUniqueViolation, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
 
 export const MAX_REWARDS_PER_REQUEST = 10_000;
 

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { isUniqueViolation } from '../../shared/database-errors.js';
 import { AppError } from '../../shared/errors.js';
 import {
   insertSession,
@@ -13,7 +14,6 @@ import {
   currencyCodeSchema,
   decimalSchema,
   instantSchema,
-  isUniqueViolation,
   MerchantIdParamsSchema,
   requireMerchant,
 } from './admin-schemas.js';

@@ -3,8 +3,7 @@ import { AppError } from '../../shared/errors.js';
 import { rotateMerchantSecret } from '../../shared/repositories/merchants.repository.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
-import { adminRouteMeta, MerchantIdParamsSchema } from './admin-schemas.js';
-import { generateSecretKey } from './create-merchant.route.js';
+import { adminRouteMeta, generateSecretKey, MerchantIdParamsSchema } from './admin-schemas.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

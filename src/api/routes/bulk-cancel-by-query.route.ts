@@ -3,8 +3,7 @@ import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { assertListSize } from './bulk-cancel.route.js';
+import { assertListSize, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 
 export const BulkCancelByQueryRequestSchema = z

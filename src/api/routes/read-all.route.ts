@@ -4,10 +4,10 @@ import {
   countConfigurations,
   selectConfigurationsJson,
 } from '../../shared/repositories/reward-configurations.repository.js';
-import { hasNoNul, IDENTIFIER_MAX_LENGTH, NO_NUL_MESSAGE, uuidSchema } from '../../shared/wire-rules.js';
+import { hasNoNul, IDENTIFIER_MAX_LENGTH, NO_NUL_MESSAGE } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { jsonBody, merchantErrorResponses, RewardConfigurationSchema, signedFields } from '../schemas.js';
 import { rawJson } from '../typed-responses.js';
 
 // Every filter is optional, and `null` counts as absent: clients that serialise every field of their
@@ -28,34 +28,6 @@ export const ReadAllRequestSchema = z
   })
   .openapi('ReadAllRequest');
 
-const BetConstraintSchema = z.object({
-  betAmount: z.number().openapi({ example: 0.5 }),
-  maxWinPerBet: z.number().openapi({ example: 100 }),
-});
-
-export const RewardConfigurationSchema = z
-  .object({
-    id: uuidSchema,
-    name: z.string(),
-    status: z.enum(configurationStatuses),
-    rewardType: z.enum(rewardTypes),
-    numberOfFreeBets: z.number().int(),
-    startDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
-    endDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
-    duration: z.number().int().openapi({ description: 'Minutes' }),
-    merchantId: uuidSchema,
-    games: z.array(
-      z.object({
-        id: uuidSchema,
-        gameId: z.number().int(),
-        betConstraints: z.record(z.string().regex(/^[A-Z]{3}$/), BetConstraintSchema).openapi({
-          description: 'Keyed by ISO 4217 currency code',
-          example: { EUR: { betAmount: 0.5, maxWinPerBet: 100 } },
-        }),
-      }),
-    ),
-  })
-  .openapi('RewardConfiguration');
 const ReadAllResponseSchema = z.array(RewardConfigurationSchema);
 
 export function readAllRoute(auth: MerchantRouteMiddleware) {
