@@ -4,7 +4,7 @@
  * becomes INTERNAL_ERROR with a generic message.
  */
 
-export const errorCatalogue = {
+const errorCatalogue = {
   INVALID_REQUEST: { errorCode: 1, status: 400, message: 'Invalid request' },
   AUTHENTICATION_FAILED: { errorCode: 2, status: 401, message: 'Authentication failed' },
   TIMESTAMP_EXPIRED: { errorCode: 3, status: 401, message: 'Timestamp outside the accepted window' },

@@ -6,7 +6,7 @@ import type { App } from '../context.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
 import { adminRouteMeta, allowedIpsSchema, generateSecretKey } from './admin-schemas.js';
 
-export const CreateMerchantRequestSchema = z
+const CreateMerchantRequestSchema = z
   .strictObject({
     name: identifier.openapi({ example: 'Demo Casino' }),
     secretKey: z
@@ -19,7 +19,7 @@ export const CreateMerchantRequestSchema = z
   })
   .openapi('AdminCreateMerchantRequest');
 
-export const CreatedMerchantSchema = z
+const CreatedMerchantSchema = z
   .object({
     id: uuidSchema,
     name: z.string(),

@@ -36,7 +36,7 @@ const GameInputSchema = z.strictObject({
     .openapi({ example: { EUR: { betAmount: 0.5, maxWinPerBet: 100 } } }),
 });
 
-export const CreateRewardConfigurationRequestSchema = z
+const CreateRewardConfigurationRequestSchema = z
   .strictObject({
     externalId: identifier.nullish().openapi({ description: 'Merchant-defined id, unique per merchant' }),
     name: identifier.openapi({ example: 'Welcome free bets' }),

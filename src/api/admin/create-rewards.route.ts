@@ -13,7 +13,7 @@ import type { App } from '../context.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
 
-export const MAX_REWARDS_PER_REQUEST = 10_000;
+const MAX_REWARDS_PER_REQUEST = 10_000;
 
 const NewRewardSchema = z.strictObject({
   playerId: identifier,
@@ -22,7 +22,7 @@ const NewRewardSchema = z.strictObject({
   status: z.enum(rewardStatuses).default('ACTIVE'),
 });
 
-export const CreateRewardsRequestSchema = z
+const CreateRewardsRequestSchema = z
   .strictObject({
     rewards: z.array(NewRewardSchema).min(1).max(MAX_REWARDS_PER_REQUEST),
   })
@@ -38,7 +38,7 @@ export const CreateRewardsRequestSchema = z
   })
   .openapi('AdminCreateRewardsRequest');
 
-export const CreatedRewardSchema = z.object({
+const CreatedRewardSchema = z.object({
   id: uuidSchema,
   externalId: z.string().nullable(),
   playerId: z.string(),
@@ -46,7 +46,7 @@ export const CreatedRewardSchema = z.object({
   status: z.enum(rewardStatuses),
 });
 
-export const CreatedRewardsSchema = z
+const CreatedRewardsSchema = z
   .object({ rewards: z.array(CreatedRewardSchema).openapi({ description: 'In request order' }) })
   .openapi('AdminCreatedRewards');
 

@@ -65,7 +65,7 @@ const BetInputSchema = z.strictObject({
   awayTeam: text,
 });
 
-export const CreateSessionRequestSchema = z
+const CreateSessionRequestSchema = z
   .strictObject({
     authToken: z
       .string()
@@ -86,7 +86,7 @@ export const CreateSessionRequestSchema = z
   })
   .openapi('AdminCreateSessionRequest');
 
-export const CreatedSessionSchema = z
+const CreatedSessionSchema = z
   .object({
     authToken: z.string(),
     expiresAt: z.number().int().nullable().openapi({ description: 'Epoch milliseconds; null: never' }),

@@ -7,11 +7,11 @@ import type { App } from '../context.js';
 import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta, MerchantIdParamsSchema } from './admin-schemas.js';
 
-export const RewardParamsSchema = MerchantIdParamsSchema.extend({
+const RewardParamsSchema = MerchantIdParamsSchema.extend({
   rewardId: uuidSchema.openapi({ param: { name: 'rewardId', in: 'path' } }),
 });
 
-export const RewardSchema = z
+const RewardSchema = z
   .object({
     id: uuidSchema,
     externalId: z.string().nullable(),

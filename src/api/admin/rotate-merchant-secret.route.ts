@@ -7,7 +7,7 @@ import { adminRouteMeta, generateSecretKey, MerchantIdParamsSchema } from './adm
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export const RotateSecretRequestSchema = z
+const RotateSecretRequestSchema = z
   .strictObject({
     previousValidForMs: z
       .number()
@@ -19,7 +19,7 @@ export const RotateSecretRequestSchema = z
   })
   .openapi('AdminRotateSecretRequest');
 
-export const RotatedSecretSchema = z
+const RotatedSecretSchema = z
   .object({
     secretKey: z.string().openapi({ description: 'The new secret' }),
     previousValidUntil: z.number().int().openapi({ description: 'Epoch milliseconds: the old secret expires then' }),

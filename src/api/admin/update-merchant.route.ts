@@ -7,14 +7,14 @@ import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
 import { adminRouteMeta, allowedIpsSchema, MerchantIdParamsSchema } from './admin-schemas.js';
 
-export const UpdateMerchantRequestSchema = z
+const UpdateMerchantRequestSchema = z
   .strictObject({
     status: z.enum(merchantStatuses).optional().openapi({ description: 'DISABLED merchants fail authentication' }),
     allowedIps: allowedIpsSchema.optional(),
   })
   .openapi('AdminUpdateMerchantRequest');
 
-export const MerchantSchema = z
+const MerchantSchema = z
   .object({
     id: uuidSchema,
     name: z.string(),

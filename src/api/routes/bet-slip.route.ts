@@ -17,10 +17,10 @@ const betSlipFields = {
     .openapi({ description: 'hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed)' }),
 };
 
-export const BetSlipRequestSchema = z.object(betSlipFields).openapi('BetSlipRequest');
-export const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: timestampTextSchema });
+const BetSlipRequestSchema = z.object(betSlipFields).openapi('BetSlipRequest');
+const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: timestampTextSchema });
 
-export const BetSchema = z
+const BetSchema = z
   .object({
     sportId: z.string(),
     sportName: z.string(),
@@ -40,7 +40,7 @@ export const BetSchema = z
   })
   .openapi('Bet');
 
-export const BetSlipResponseSchema = z
+const BetSlipResponseSchema = z
   .object({
     playerId: z.string(),
     balance: z.number(),

@@ -6,7 +6,7 @@ import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middle
 import { assertListSize, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 
-export const BulkCancelByQueryRequestSchema = z
+const BulkCancelByQueryRequestSchema = z
   .object({
     ...signedFields,
     playerIds: z.array(identifier).openapi({ description: 'Players whose ACTIVE rewards are cancelled' }),

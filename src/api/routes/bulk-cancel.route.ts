@@ -6,7 +6,7 @@ import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middle
 import { assertListSize, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 
-export const BulkCancelRequestSchema = z
+const BulkCancelRequestSchema = z
   .object({
     ...signedFields,
     ids: z.array(uuidSchema).nullish().openapi({ description: 'Reward ids' }),

@@ -6,7 +6,7 @@ import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middle
 import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 
-export const CancelRequestSchema = z
+const CancelRequestSchema = z
   .object({
     ...signedFields,
     id: uuidSchema.nullish().openapi({ description: 'Reward id (exactly one of id or externalId)' }),

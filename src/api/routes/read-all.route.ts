@@ -12,7 +12,7 @@ import { rawJson } from '../typed-responses.js';
 
 // Every filter is optional, and `null` counts as absent: clients that serialise every field of their
 // request class send `"name": null` for "no name filter" (as for the cancel routes' lists).
-export const ReadAllRequestSchema = z
+const ReadAllRequestSchema = z
   .object({
     ...signedFields,
     name: z
@@ -30,7 +30,7 @@ export const ReadAllRequestSchema = z
 
 const ReadAllResponseSchema = z.array(RewardConfigurationSchema);
 
-export function readAllRoute(auth: MerchantRouteMiddleware) {
+function readAllRoute(auth: MerchantRouteMiddleware) {
   return createRoute({
     method: 'post',
     path: '/api/v1/integration/reward-configurations/readAll',

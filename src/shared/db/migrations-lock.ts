@@ -19,7 +19,7 @@ export interface MigrationsLock {
   migrations: LockedMigration[];
 }
 
-export const MIGRATIONS_LOCK_COMMAND = 'npm run migrations:lock';
+const MIGRATIONS_LOCK_COMMAND = 'npm run migrations:lock';
 
 /** The migration files of a folder, by name (file name without extension), in the order they run. */
 export function readMigrationFiles(directory: string): LockedMigration[] {
