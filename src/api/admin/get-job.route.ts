@@ -7,7 +7,7 @@ import { JobStatusSchema } from '../routes/job-status.route.js';
 import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta } from './admin-schemas.js';
 
-const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: uuidSchema }).openapi('AdminJobStatus');
+const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: uuidSchema() }).openapi('AdminJobStatus');
 
 export function registerGetJob(app: App): void {
   const route = createRoute({
