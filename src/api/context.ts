@@ -1,10 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { CancellationProducer } from '../shared/queue/producer.js';
+import type { RedisConnection } from '../shared/queue/redis.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
 import type { ReadAllCache } from './read-all-cache.js';
 
@@ -16,7 +16,7 @@ export interface ApiDeps {
   metrics: Metrics;
   producer: CancellationProducer;
   /** The API's own Redis connection, for readiness checks and queue statistics. */
-  redis: Redis;
+  redis: RedisConnection;
   merchants: MerchantDirectory;
   readAllCache: ReadAllCache;
 }

@@ -40,7 +40,7 @@ export function registerOperationsRoutes(app: App): void {
       },
     }),
     async (c) => {
-      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis);
+      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis, c.var.deps.config.QUEUE_PREFIX);
       return ready
         ? c.json({ status: 'ok' as const, checks }, 200)
         : c.json({ status: 'unavailable' as const, checks }, 503);
