@@ -18,16 +18,20 @@ export async function waitForCompletedJob(
   jobId: string,
   timeoutMs = 60_000,
 ): Promise<JobStatusBody> {
+  let last = '(no answer yet)';
   return eventually(
     async () => {
       const answer = await signedPost(baseUrl, merchant, 'jobStatus', { jobId });
+      last = describeAnswer(answer);
       if (answer.status !== 200) return undefined;
       const status = JSON.parse(answer.body) as JobStatusBody;
-      if (status.state === 'failed') throw new Error(`job ${jobId} failed: ${describeAnswer(answer)}`);
+      if (status.state === 'failed') throw new Error(`job ${jobId} failed: ${last}`);
       return status.state === 'completed' ? status : undefined;
     },
     { timeoutMs, intervalMs: 200, what: `job ${jobId} to complete` },
-  );
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; its status last answered: ${last}`);
+  });
 }
 
 /** Rewards that carry this job id as their canceller. */

@@ -88,3 +88,21 @@ export async function startService(
     },
   };
 }
+
+/**
+ * Fails, with the end of the process's output (the crash), if it has exited. A process that is dying
+ * may not have been reaped yet, so its exit is given a moment to show.
+ */
+export async function expectRunning(service: ServiceProcess, name: string): Promise<void> {
+  if (service.alive()) {
+    await Promise.race([
+      once(service.process, 'exit').catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 300)),
+    ]);
+  }
+  if (!service.alive()) {
+    throw new Error(
+      `${name} exited (${service.process.exitCode ?? service.process.signalCode}):\n${service.output().slice(-3_000)}`,
+    );
+  }
+}
