@@ -8,6 +8,7 @@ import { createRedis } from '../shared/queue/redis.js';
 import { installShutdown } from '../shared/shutdown.js';
 import { createApp } from './app.js';
 import { MerchantDirectory } from './merchant-directory.js';
+import { RateLimiter } from './rate-limiter.js';
 import { ReadAllCache } from './read-all-cache.js';
 
 const config = loadConfigOrExit();
@@ -25,11 +26,19 @@ const producer = new CancellationProducer(
   config.QUEUE_MAX_WAITING,
 );
 const metrics = new Metrics({ collectDefaults: config.METRICS_ENABLED, processName: 'api' });
-const merchants = new MerchantDirectory(db, config.MERCHANT_CACHE_TTL_MS);
+const merchants = new MerchantDirectory(db, {
+  ttlMs: config.MERCHANT_CACHE_TTL_MS,
+  maxEntries: config.MERCHANT_CACHE_MAX_ENTRIES,
+  maxBytes: config.MERCHANT_CACHE_MAX_BYTES,
+});
+const readAllCache = new ReadAllCache({
+  ttlMs: config.READ_CACHE_TTL_MS,
+  maxEntries: config.READ_CACHE_MAX_ENTRIES,
+  maxBytes: config.READ_CACHE_MAX_BYTES,
+});
+const rateLimiter = new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger);
 
-const readAllCache = new ReadAllCache(config.READ_CACHE_TTL_MS);
-
-const app = createApp({ config, db, logger, metrics, producer, redis, merchants, readAllCache });
+const app = createApp({ config, db, logger, metrics, producer, redis, merchants, readAllCache, rateLimiter });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   logger.info({ port: info.port }, 'api listening');
 });

@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../../src/api/app.js';
 import type { ApiDeps, App } from '../../src/api/context.js';
 import { MerchantDirectory } from '../../src/api/merchant-directory.js';
+import { RateLimiter } from '../../src/api/rate-limiter.js';
 import { ReadAllCache } from '../../src/api/read-all-cache.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { Metrics } from '../../src/shared/metrics.js';
@@ -45,15 +46,25 @@ export async function startTestApi(
       setTimeout(() => reject(new Error('redis did not become ready')), 5_000).unref();
     });
   }
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'api-test' });
   const deps: ApiDeps = {
     config,
     db: env.db,
-    logger: createLogger({ level: config.LOG_LEVEL, name: 'api-test' }),
+    logger,
     metrics: new Metrics({ collectDefaults: false, processName: 'api' }),
     producer: new CancellationProducer(redis, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS, config.QUEUE_MAX_WAITING),
     redis,
-    merchants: new MerchantDirectory(env.db, config.MERCHANT_CACHE_TTL_MS),
-    readAllCache: new ReadAllCache(config.READ_CACHE_TTL_MS),
+    merchants: new MerchantDirectory(env.db, {
+      ttlMs: config.MERCHANT_CACHE_TTL_MS,
+      maxEntries: config.MERCHANT_CACHE_MAX_ENTRIES,
+      maxBytes: config.MERCHANT_CACHE_MAX_BYTES,
+    }),
+    readAllCache: new ReadAllCache({
+      ttlMs: config.READ_CACHE_TTL_MS,
+      maxEntries: config.READ_CACHE_MAX_ENTRIES,
+      maxBytes: config.READ_CACHE_MAX_BYTES,
+    }),
+    rateLimiter: new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger),
     ...depsOverrides,
   };
   const app = createApp(deps);

@@ -113,7 +113,14 @@ describe('merchants', () => {
 
     const disabled = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, { status: 'DISABLED' });
     expect(disabled.status).toBe(200);
-    expect(await disabled.json()).toEqual({ id: merchant.id, name: 'Patched', status: 'DISABLED', allowedIps: null });
+    expect(await disabled.json()).toEqual({
+      id: merchant.id,
+      name: 'Patched',
+      status: 'DISABLED',
+      allowedIps: null,
+      maxQueuedJobs: null,
+      rateLimitPerSecond: null,
+    });
     expect(await (await readAll(merchant)).json()).toEqual({ errorCode: 2, errorMessage: 'Authentication failed' });
 
     const elsewhere = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {
@@ -126,6 +133,8 @@ describe('merchants', () => {
       name: 'Patched',
       status: 'ACTIVE',
       allowedIps: ['192.0.2.0/24'],
+      maxQueuedJobs: null,
+      rateLimitPerSecond: null,
     });
     expect((await readAll(merchant)).status).toBe(403);
 
@@ -133,7 +142,14 @@ describe('merchants', () => {
     const statusOnly = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {});
     expect(await statusOnly.json()).toMatchObject({ status: 'ACTIVE', allowedIps: ['192.0.2.0/24'] });
     const open = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, { allowedIps: null });
-    expect(await open.json()).toEqual({ id: merchant.id, name: 'Patched', status: 'ACTIVE', allowedIps: null });
+    expect(await open.json()).toEqual({
+      id: merchant.id,
+      name: 'Patched',
+      status: 'ACTIVE',
+      allowedIps: null,
+      maxQueuedJobs: null,
+      rateLimitPerSecond: null,
+    });
     expect((await readAll(merchant)).status).toBe(200);
   });
 });
