@@ -43,7 +43,9 @@ describe('merchant directory', () => {
 
   it('evicts the least recently used merchant past maxEntries', async () => {
     const directory = new MerchantDirectory(env.db, { ttlMs: HOUR_MS, maxEntries: 2, maxBytes: 1_000_000 });
-    const [first, second, third] = await Promise.all([1, 2, 3].map(() => createMerchant(env.db)));
+    const first = await createMerchant(env.db);
+    const second = await createMerchant(env.db);
+    const third = await createMerchant(env.db);
     await directory.find(first.id);
     await directory.find(second.id);
     await directory.find(first.id); // second is now the least recently used

@@ -7,7 +7,11 @@ const M2 = '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d';
 /** A loader that answers `body` and counts its calls. */
 function loader(body: string) {
   const calls = { count: 0 };
-  return { calls, load: async (): Promise<CachedReadAll> => (calls.count++, { body, total: undefined }) };
+  const load = async (): Promise<CachedReadAll> => {
+    calls.count++;
+    return { body, total: undefined };
+  };
+  return { calls, load };
 }
 
 const key = (name?: string, page?: { limit: number; offset: number }) =>
