@@ -6,6 +6,7 @@ import { CancellationProducer } from '../shared/queue/producer.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
 import type { ApiDeps } from './context.js';
 import { MerchantDirectory } from './merchant-directory.js';
+import { RateLimiter } from './rate-limiter.js';
 import { ReadAllCache } from './read-all-cache.js';
 
 /** The connections an API process holds: its entry point makes them, tests may bring their own. */
@@ -48,7 +49,16 @@ export function createApiDeps(
       timeoutMs: config.ENQUEUE_TIMEOUT_MS,
       maxWaitingPerQueue: config.QUEUE_MAX_WAITING,
     }),
-    merchants: new MerchantDirectory(db, config.MERCHANT_CACHE_TTL_MS),
-    readAllCache: new ReadAllCache(config.READ_CACHE_TTL_MS),
+    merchants: new MerchantDirectory(db, {
+      ttlMs: config.MERCHANT_CACHE_TTL_MS,
+      maxEntries: config.MERCHANT_CACHE_MAX_ENTRIES,
+      maxBytes: config.MERCHANT_CACHE_MAX_BYTES,
+    }),
+    readAllCache: new ReadAllCache({
+      ttlMs: config.READ_CACHE_TTL_MS,
+      maxEntries: config.READ_CACHE_MAX_ENTRIES,
+      maxBytes: config.READ_CACHE_MAX_BYTES,
+    }),
+    rateLimiter: new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger),
   };
 }

@@ -6,6 +6,7 @@ import type { Metrics } from '../shared/metrics.js';
 import type { CancellationProducer } from '../shared/queue/producer.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
+import type { RateLimiter } from './rate-limiter.js';
 import type { ReadAllCache } from './read-all-cache.js';
 
 /** Everything a request handler may use, built once by the entry point (or a test) and passed in. */
@@ -19,6 +20,8 @@ export interface ApiDeps {
   redis: RedisConnection;
   merchants: MerchantDirectory;
   readAllCache: ReadAllCache;
+  /** Per-merchant request rate, counted in Redis (normally on `redis`). */
+  rateLimiter: RateLimiter;
 }
 
 export interface AppEnv {

@@ -63,10 +63,26 @@ export const configSchema = z
     TRUST_PROXY: z.string().default('false'),
     /** How long a merchant record is cached by each API process; bounds how long a change takes to apply. */
     MERCHANT_CACHE_TTL_MS: nonNegativeInt(5_000),
+    /** Most merchant records one API process caches (ids that name no merchant are held apart, fewer). */
+    MERCHANT_CACHE_MAX_ENTRIES: positiveInt(10_000),
+    /** Most bytes of merchant records one API process caches (allow-lists make some records large). */
+    MERCHANT_CACHE_MAX_BYTES: positiveInt(16 * 1024 * 1024),
     /** How long an API process reuses a readAll answer for the same merchant and filters; 0 switches it off. */
     READ_CACHE_TTL_MS: nonNegativeInt(2_000),
-    /** Requests per second per merchant on merchant routes; 0 switches rate limiting off. */
+    /** Most readAll answers one API process keeps. */
+    READ_CACHE_MAX_ENTRIES: positiveInt(10_000),
+    /** Most bytes of readAll answers one API process keeps; a larger answer is served but not kept. */
+    READ_CACHE_MAX_BYTES: positiveInt(32 * 1024 * 1024),
+    /**
+     * Requests per second per merchant on merchant routes, counted in Redis across every API replica;
+     * a merchant's own `rateLimitPerSecond` replaces it. 0 switches rate limiting off.
+     */
     RATE_LIMIT_PER_SECOND: nonNegativeInt(0),
+    /**
+     * How long a request waits for Redis to count it. Past this the request is let through uncounted
+     * (the limit fails open): a slow or absent Redis must not slow down or block reads.
+     */
+    RATE_LIMIT_TIMEOUT_MS: positiveInt(100),
 
     /** Redis key prefix of every queue. The hash tag keeps one queue's keys in one Redis Cluster slot. */
     QUEUE_PREFIX: z.string().min(1).default('{rewards}'),

@@ -36,11 +36,7 @@ export async function startTestApi(
   options: TestApiOptions = {},
 ): Promise<TestApi> {
   const { config } = env;
-  const redis = createRedis(
-    options.redisUrl ? { REDIS_URL: options.redisUrl, REDIS_CLUSTER_NODES: undefined } : config,
-    'producer',
-    'rewards-api-test',
-  );
+  const redis = createRedis(options.redisUrl ?? config, 'producer', 'rewards-api-test');
   if (options.waitForRedis !== false) {
     await new Promise<void>((resolve, reject) => {
       redis.once('ready', () => resolve());

@@ -13,7 +13,12 @@ export async function enqueueAndAnswer<N extends MerchantJobName>(
   deduplicationId: string,
 ): Promise<Response> {
   const { producer, config } = c.var.deps;
-  const { jobId, shared } = await producer.enqueue(name, payload, deduplicationId, config.MAX_QUEUED_JOBS);
+  const { jobId, shared } = await producer.enqueue(
+    name,
+    payload,
+    deduplicationId,
+    c.var.merchant.maxQueuedJobs ?? config.MAX_QUEUED_JOBS,
+  );
   c.set('jobId', jobId);
   if (shared) c.var.logger.info({ jobId, operation: name }, 'identical waiting request: job shared');
   c.header('X-Job-Id', jobId);

@@ -17,7 +17,12 @@ export type RedisTarget = Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>;
  * With REDIS_CLUSTER_NODES the same two kinds are made as an ioredis `Cluster`, which follows MOVED
  * and ASK redirections (a resharded queue slot) and refreshes its slot map by itself.
  */
-export function createRedis(target: RedisTarget, role: 'producer' | 'worker', connectionName: string): RedisConnection {
+export function createRedis(
+  where: RedisTarget | string,
+  role: 'producer' | 'worker',
+  connectionName: string,
+): RedisConnection {
+  const target: RedisTarget = typeof where === 'string' ? { REDIS_URL: where, REDIS_CLUSTER_NODES: undefined } : where;
   const failFast = role === 'producer';
   const nodeOptions: RedisOptions = {
     connectionName,
