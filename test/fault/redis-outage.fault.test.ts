@@ -186,7 +186,7 @@ describe('Redis killed with kill -9 and restarted from its AOF', { timeout: 90_0
     // Every job answered 200 at least the fsync window before the crash survived it and ran.
     const safe = [...settled, ...stream.filter((a) => a.status === 200 && killedAt - a.answeredAt > FSYNC_WINDOW_MS)];
     const expected = new Map<string, Record<string, number>>();
-    settled.slice(0, singles.length).forEach((answer) => expected.set(answer.jobId as string, singleResult));
+    for (const answer of settled.slice(0, singles.length)) expected.set(answer.jobId as string, singleResult);
     expected.set(settled[singles.length]?.jobId as string, { ...singleResult, requested: 25, cancelled: 25 });
     expected.set(settled[singles.length + 1]?.jobId as string, { players: 10, cancelled: 10 });
     for (const answer of safe.slice(settled.length)) expected.set(answer.jobId as string, singleResult);
