@@ -1,4 +1,5 @@
 import { BoundedCache } from '../shared/bounded-cache.js';
+import { isDatabaseUnavailable } from '../shared/database-errors.js';
 import type { Db } from '../shared/db/client.js';
 import type { Merchant, MerchantStatus } from '../shared/db/schema.js';
 import { buildIpMatcher } from '../shared/ip-ranges.js';
@@ -60,6 +61,7 @@ export class MerchantDirectory {
       maxEntries: options.maxEntries,
       maxBytes: options.maxBytes,
       sizeOf: (cached) => cached.bytes,
+      keepExpired: true,
     });
     const unknownEntries = Math.max(1, Math.min(1_000, Math.floor(options.maxEntries / 10)));
     this.unknown = new BoundedCache({
@@ -76,7 +78,17 @@ export class MerchantDirectory {
     if (cached) return cached.merchant;
     if (this.unknown.get(key)) return null;
 
-    const row = await findMerchantById(this.db, key);
+    let row: Merchant | undefined;
+    try {
+      row = await findMerchantById(this.db, key);
+    } catch (error) {
+      // Postgres away: a merchant this process has seen keeps its last known record, so its cancels
+      // (which need only Redis) are still accepted during the outage. A change made meanwhile (a
+      // disabled merchant, a rotated secret) applies once Postgres answers again.
+      const lastKnown = isDatabaseUnavailable(error) ? this.known.getStale(key) : undefined;
+      if (lastKnown) return lastKnown.merchant;
+      throw error;
+    }
     if (!row) {
       this.unknown.set(key, true);
       return null;

@@ -7,6 +7,11 @@ export interface BoundedCacheOptions<V> {
   ttlMs: number;
   /** The memory an entry holds, in bytes (an estimate is fine: it is a bound, not an account). */
   sizeOf: (value: V, key: string) => number;
+  /**
+   * Keep expired entries (still within the bounds) so that `getStale` can serve them when the source
+   * of truth cannot be read. Off by default: an expired entry is dropped on its next lookup.
+   */
+  keepExpired?: boolean;
 }
 
 interface Entry<V> {
@@ -42,7 +47,7 @@ export class BoundedCache<V> {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= now) {
-      this.remove(key, entry);
+      if (!this.options.keepExpired) this.remove(key, entry);
       return undefined;
     }
     this.entries.delete(key);
@@ -65,6 +70,11 @@ export class BoundedCache<V> {
       if (this.entries.size <= this.options.maxEntries && this.heldBytes <= this.options.maxBytes) break;
       this.remove(oldestKey, oldest);
     }
+  }
+
+  /** The value, expired or not (with `keepExpired`): the last known answer, for when no fresh one can be had. */
+  getStale(key: string): V | undefined {
+    return this.entries.get(key)?.value;
   }
 
   delete(key: string): void {
