@@ -9,8 +9,8 @@ import { registerJobStatus } from './routes/job-status.route.js';
 import { registerReadAll } from './routes/read-all.route.js';
 
 /** Every merchant-facing route, each behind the one signature middleware. */
-export function registerMerchantRoutes(app: App, trustProxy: string): void {
-  const resolveClientAddress = createClientAddressResolver(trustProxy);
+export function registerMerchantRoutes(app: App, trustedProxies: readonly string[]): void {
+  const resolveClientAddress = createClientAddressResolver(trustedProxies);
   const v1Auth = merchantAuth({ merchantIdIsUuid: true, source: 'body', resolveClientAddress });
   const betSlipPostAuth = merchantAuth({ merchantIdIsUuid: false, source: 'body', resolveClientAddress });
   const betSlipGetAuth = merchantAuth({ merchantIdIsUuid: false, source: 'query', resolveClientAddress });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isIpOrCidr } from './ip-ranges.js';
 
 /**
  * The only place that reads the environment. Every process parses it once at start-up; a bad value
@@ -8,6 +9,23 @@ import { z } from 'zod';
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+/** `false` or empty: no proxy is trusted (an empty list). Otherwise a comma-separated list of IPs / CIDR ranges. */
+const trustedProxies = z
+  .string()
+  .default('false')
+  .transform((setting, context) => {
+    const entries = setting
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '' && entry !== 'false');
+    const invalid = entries.filter((entry) => !isIpOrCidr(entry));
+    if (invalid.length > 0) {
+      context.addIssue({ code: 'custom', message: `not an IP address or CIDR range: ${invalid.join(', ')}` });
+      return z.NEVER;
+    }
+    return entries;
+  });
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
@@ -59,8 +77,9 @@ export const configSchema = z
     /**
      * Which proxies' X-Forwarded-For is believed when finding a caller's address for IP allow-lists:
      * `false` (default, the peer address is the source), or a comma-separated list of proxy IPs/CIDRs.
+     * Parsed into that list: empty when no proxy is trusted.
      */
-    TRUST_PROXY: z.string().default('false'),
+    TRUST_PROXY: trustedProxies,
     /** How long a merchant record is cached by each API process; bounds how long a change takes to apply. */
     MERCHANT_CACHE_TTL_MS: nonNegativeInt(5_000),
     /** Most merchant records one API process caches (ids that name no merchant are held apart, fewer). */

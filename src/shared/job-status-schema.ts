@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { operations } from './queue/job-catalogue.js';
+import { uuidSchema } from './wire-rules.js';
 
 /**
  * The one declaration of a job's status on the wire: the job-status route validates and documents
@@ -31,7 +32,7 @@ export const JobStatusSchema = z
 export type PublicJobStatus = z.infer<typeof JobStatusSchema>;
 
 /** The admin view: whose job it is, and the error as the worker saw it. */
-export const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: z.uuid() }).openapi('AdminJobStatus');
+export const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: uuidSchema }).openapi('AdminJobStatus');
 
 export type JobStatus = z.infer<typeof AdminJobStatusSchema>;
 export type JobStateName = JobStatus['state'];

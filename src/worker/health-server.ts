@@ -1,6 +1,8 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Db } from '../shared/db/client.js';
+import { errorResponse } from '../shared/error-response.js';
+import { AppError } from '../shared/errors.js';
 import type { Metrics } from '../shared/metrics.js';
 import { refreshQueueDepth } from '../shared/queue/queue-depth.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
@@ -26,7 +28,7 @@ export function createHealthApp(deps: {
     c.header('Content-Type', deps.metrics.registry.contentType);
     return c.body(await deps.metrics.registry.metrics());
   });
-  app.notFound((c) => c.json({ errorCode: 10, errorMessage: 'Route not found' }, 404));
+  app.notFound((c) => errorResponse(c, new AppError('NOT_FOUND', 'Route not found')));
   return app;
 }
 

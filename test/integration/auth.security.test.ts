@@ -18,7 +18,7 @@ let proxiedApi: TestApi;
 beforeAll(async () => {
   env = await createTestEnvironment();
   api = await startTestApi(env);
-  proxiedApi = await startTestApi(env, { config: { ...env.config, TRUST_PROXY: '127.0.0.1' } });
+  proxiedApi = await startTestApi(env, { config: { ...env.config, TRUST_PROXY: ['127.0.0.1'] } });
 });
 afterAll(async () => {
   await proxiedApi?.close();

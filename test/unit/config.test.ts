@@ -30,7 +30,7 @@ describe('loadConfig', () => {
       SIGNATURE_WINDOW_MS: 300_000,
       BODY_LIMIT_BYTES: 2 * 1024 * 1024,
       BULK_MAX_ITEMS: 10_000,
-      TRUST_PROXY: 'false',
+      TRUST_PROXY: [],
       RATE_LIMIT_PER_SECOND: 0,
       RATE_LIMIT_TIMEOUT_MS: 100,
       MAX_QUEUED_JOBS: 100,
@@ -70,6 +70,7 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_TIMEOUT_MS', { ...required, RATE_LIMIT_TIMEOUT_MS: '0' }],
     ['READ_CACHE_MAX_BYTES', { ...required, READ_CACHE_MAX_BYTES: '-1' }],
     ['METRICS_ENABLED', { ...required, METRICS_ENABLED: 'maybe' }],
+    ['TRUST_PROXY', { ...required, TRUST_PROXY: 'proxy.internal' }],
   ])('names %s when its value is wrong', (variable, env) => {
     const error = errorOf(env);
     expect(error.message).toMatch(new RegExp(`^\\s*${variable}: `, 'm'));

@@ -2,11 +2,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { merchantStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { updateMerchant } from '../../shared/repositories/merchants.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
 import { adminRouteMeta, allowedIpsSchema, MerchantIdParamsSchema, quotaSchema } from './admin-schemas.js';
 
-export const UpdateMerchantRequestSchema = z
+const UpdateMerchantRequestSchema = z
   .strictObject({
     status: z.enum(merchantStatuses).optional().openapi({ description: 'DISABLED merchants fail authentication' }),
     allowedIps: allowedIpsSchema.optional(),
@@ -25,9 +26,9 @@ export const UpdateMerchantRequestSchema = z
   })
   .openapi('AdminUpdateMerchantRequest');
 
-export const MerchantSchema = z
+const MerchantSchema = z
   .object({
-    id: z.uuid(),
+    id: uuidSchema,
     name: z.string(),
     status: z.enum(merchantStatuses),
     allowedIps: z.array(z.string()).nullable(),

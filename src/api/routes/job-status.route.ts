@@ -6,7 +6,7 @@ import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
-export const JobStatusRequestSchema = z
+const JobStatusRequestSchema = z
   .object({
     ...signedFields,
     jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a cancel answer' }),

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DefaultJobOptions } from 'bullmq';
 import { z } from 'zod';
+import { identifierSchema as identifier, uuidSchema as uuid } from '../wire-rules.js';
 
 /**
  * The one catalogue of cancellation jobs: queue names, a schema per job kind, payload types, job id
@@ -19,13 +20,6 @@ export type QueueName = (typeof queueNames)[keyof typeof queueNames];
 export const operations = ['cancel', 'bulkCancel', 'bulkCancelByQuery'] as const;
 export type Operation = (typeof operations)[number];
 
-const uuid = z.uuid();
-const identifier = z
-  .string()
-  .min(1)
-  .max(255)
-  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
-
 const jobBase = {
   merchantId: uuid,
   /** The API request that created the job, so its log lines and the worker's can be joined. */
@@ -35,7 +29,7 @@ const jobBase = {
 };
 
 /** Where a long job has got to: saved on the job after each batch so that a retry resumes there. */
-export const queryCursorSchema = z.object({
+const queryCursorSchema = z.object({
   /** Index into the sorted player list of the first player whose slice is not finished. */
   playerIndex: z.number().int().nonnegative(),
   /** Players in the slice that starts there (sized to about one batch of rewards). */
@@ -79,7 +73,7 @@ export const bulkCancelJobSchema = z.object({
   overlap: z.number().int().nonnegative().optional(),
 });
 
-export const queryFilterSchema = z.object({
+const queryFilterSchema = z.object({
   rewardConfigurationId: uuid.optional(),
   externalRewardConfigurationId: identifier.optional(),
 });
@@ -182,7 +176,7 @@ const DAY_SECONDS = 24 * HOUR_SECONDS;
  * 10,000 per queue for at most an hour (≈ 10 MB per queue); failed jobs: at most 10,000 per queue for
  * 7 days (≈ 10 MB). Job status reads the audit table in Postgres once Redis has forgotten a job.
  */
-export const retention = {
+const retention = {
   completed: { age: HOUR_SECONDS, count: 10_000 },
   failed: { age: 7 * DAY_SECONDS, count: 10_000 },
 } as const;
