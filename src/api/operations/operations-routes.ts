@@ -40,7 +40,7 @@ export function registerOperationsRoutes(app: App): void {
       },
     }),
     async (c) => {
-      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis);
+      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis, c.var.deps.metrics);
       return ready
         ? c.json({ status: 'ok' as const, checks }, 200)
         : c.json({ status: 'unavailable' as const, checks }, 503);
@@ -56,8 +56,11 @@ export function registerOperationsRoutes(app: App): void {
       responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
     }),
     async (c) => {
-      const { metrics, producer } = c.var.deps;
-      if (producer.ready) await refreshQueueDepth(metrics, producer.queues);
+      const { db, redis, metrics, producer } = c.var.deps;
+      await Promise.all([
+        checkReadiness(db, redis, metrics),
+        producer.ready ? refreshQueueDepth(metrics, producer.queues) : undefined,
+      ]);
       c.header('Content-Type', metrics.registry.contentType);
       return c.body(await metrics.registry.metrics(), 200) as never;
     },
