@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/shared/metrics.js';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
+import { closeCancellationQueues, createCancellationQueues } from '../../src/shared/queue/queues.js';
 import { createHealthApp } from '../../src/worker/health-server.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation } from '../helpers/cancellation.js';
@@ -71,17 +72,13 @@ describe('gateway_ready', () => {
     expect(sample(await (await api.get('/metrics')).text(), 'gateway_ready{process="api"}')).toBe(1);
 
     // The worker's health server, in process, over this file's queues.
-    const options = { connection: redis, prefix: env.queuePrefix };
-    const queues = {
-      cancel: new Queue(queueNames.single, options),
-      'bulk-cancel': new Queue(queueNames.bulk, options),
-    };
+    const queues = createCancellationQueues(redis, env.queuePrefix);
     const metrics = new Metrics({ collectDefaults: false, processName: 'worker' });
-    const health = createHealthApp({ db: env.db, redis, metrics, queues });
+    const health = createHealthApp({ db: env.db, redis, queuePrefix: env.queuePrefix, metrics, queues });
     const text = await (await health.request('/metrics')).text();
     expect(sample(text, 'gateway_ready{process="worker"}')).toBe(1);
     expect(text).toContain(`gateway_queue_oldest_waiting_age_seconds{queue="${queueNames.bulk}",process="worker"} 0`);
-    await Promise.all(Object.values(queues).map((queue) => queue.close()));
+    await closeCancellationQueues(queues);
   });
 
   it('is 0 on an API whose Redis does not answer, and /readyz agrees', async () => {

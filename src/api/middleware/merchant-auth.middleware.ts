@@ -5,7 +5,7 @@ import { isWellFormedHash, verifySignature } from '../../shared/signature.js';
 import type { ClientAddressResolver } from '../client-address.js';
 import type { AppEnv } from '../context.js';
 import type { AuthenticatedMerchant } from '../merchant-directory.js';
-import type { RateLimiter } from '../rate-limiter.js';
+import { rateLimitHeaders } from '../rate-limiter.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DIGITS = /^\d{1,16}$/;
@@ -15,7 +15,6 @@ export interface MerchantAuthOptions {
   merchantIdIsUuid: boolean;
   /** Where the signed fields are: the JSON body, or (GET /betSlip) the query string. */
   source: 'body' | 'query';
-  rateLimiter: RateLimiter;
   resolveClientAddress: ClientAddressResolver;
 }
 
@@ -59,8 +58,9 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
 
     const limit = authenticated.rateLimitPerSecond ?? deps.config.RATE_LIMIT_PER_SECOND;
     if (limit > 0) {
-      const retryAfterSeconds = options.rateLimiter.take(authenticated.id, limit);
-      if (retryAfterSeconds !== null) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds });
+      const rate = await deps.rateLimiter.take(authenticated.id, limit);
+      for (const [name, value] of Object.entries(rateLimitHeaders(rate))) c.header(name, value);
+      if (!rate.allowed) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: rate.resetSeconds });
     }
 
     c.set('merchant', authenticated);

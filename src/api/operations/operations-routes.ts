@@ -40,7 +40,12 @@ export function registerOperationsRoutes(app: App): void {
       },
     }),
     async (c) => {
-      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis, c.var.deps.metrics);
+      const { ready, checks } = await checkReadiness(
+        c.var.deps.db,
+        c.var.deps.redis,
+        c.var.deps.config.QUEUE_PREFIX,
+        c.var.deps.metrics,
+      );
       return ready
         ? c.json({ status: 'ok' as const, checks }, 200)
         : c.json({ status: 'unavailable' as const, checks }, 503);
@@ -58,7 +63,7 @@ export function registerOperationsRoutes(app: App): void {
     async (c) => {
       const { db, redis, metrics, producer } = c.var.deps;
       await Promise.all([
-        checkReadiness(db, redis, metrics),
+        checkReadiness(db, redis, c.var.deps.config.QUEUE_PREFIX, metrics),
         producer.ready ? refreshQueueDepth(metrics, producer.queues) : undefined,
       ]);
       c.header('Content-Type', metrics.registry.contentType);

@@ -6,6 +6,7 @@ import {
 } from '../../shared/repositories/reward-configurations.repository.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
+import { readAllCacheKey } from '../read-all-cache.js';
 import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
 // Every filter is optional, and `null` counts as absent: clients that serialise every field of their
@@ -92,7 +93,7 @@ export function registerReadAll(app: App, auth: MerchantRouteMiddleware): void {
     const { db, readAllCache } = c.var.deps;
     const paged = limit !== undefined || offset !== undefined;
     const page = paged ? { limit: limit ?? 1_000, offset: offset ?? 0 } : undefined;
-    const key = JSON.stringify([filter.name, filter.status, filter.rewardType, page?.limit, page?.offset]);
+    const key = readAllCacheKey({ ...filter, page });
     const { body, total } = await readAllCache.get(filter.merchantId, key, async () => {
       const [json, count] = await Promise.all([
         selectConfigurationsJson(db, filter, page),
