@@ -1,3 +1,4 @@
+import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
 import { buildSignedFields } from '../../src/tools/signed-request.js';
 
 export interface MerchantCredentials {
@@ -5,16 +6,7 @@ export interface MerchantCredentials {
   secretKey: string;
 }
 
-export interface JobStatus {
-  jobId: string;
-  state: 'queued' | 'running' | 'completed' | 'failed';
-  createdAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-  progress: number;
-  result: Record<string, number> | null;
-  error: string | null;
-}
+export type JobStatus = PublicJobStatus;
 
 /** Signs a body as a merchant does, with the signer of `npm run sign` (the API verifies with the same HMAC). */
 export function signedBody(

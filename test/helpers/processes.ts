@@ -13,11 +13,13 @@ export interface ServiceProcess {
   baseUrl: string;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
+  /** True while the process has neither exited nor been killed by a signal. */
+  alive(): boolean;
   /** Sends a signal and resolves with the exit code (or signal) once the process has exited. */
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -30,28 +32,31 @@ async function freePort(): Promise<number> {
 /**
  * Starts the real API or worker entry point as a separate process (through tsx, so no build is
  * needed), configured only through its environment as in production, and waits until /readyz says
- * it is ready.
+ * it is ready. An `extraEnv` value of `undefined` removes that variable (e.g. REDIS_URL where a
+ * Cluster is configured instead).
  */
 export async function startService(
   kind: 'api' | 'worker',
   env: TestEnvironment,
-  extraEnv: Record<string, string> = {},
+  extraEnv: Record<string, string | undefined> = {},
 ): Promise<ServiceProcess> {
   const port = await freePort();
   let output = '';
+  const childEnv: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    NODE_ENV: 'test',
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    QUEUE_PREFIX: env.queuePrefix,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
+    ...extraEnv,
+  };
+  for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
   const child = spawn(process.execPath, ['--import', 'tsx', `src/${kind}/index.ts`], {
     cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'test',
-      DATABASE_URL: env.databaseUrl,
-      REDIS_URL: env.redisUrl,
-      QUEUE_PREFIX: env.queuePrefix,
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
-      ...extraEnv,
-    },
+    env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -75,10 +80,29 @@ export async function startService(
     port,
     baseUrl,
     output: () => output,
+    alive: () => child.exitCode === null && child.signalCode === null,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const [code, exitSignal] = (await exited) as [number | null, NodeJS.Signals | null];
       return { code, signal: exitSignal };
     },
   };
+}
+
+/**
+ * Fails, with the end of the process's output (the crash), if it has exited. A process that is dying
+ * may not have been reaped yet, so its exit is given a moment to show.
+ */
+export async function expectRunning(service: ServiceProcess, name: string): Promise<void> {
+  if (service.alive()) {
+    await Promise.race([
+      once(service.process, 'exit').catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 300)),
+    ]);
+  }
+  if (!service.alive()) {
+    throw new Error(
+      `${name} exited (${service.process.exitCode ?? service.process.signalCode}):\n${service.output().slice(-3_000)}`,
+    );
+  }
 }

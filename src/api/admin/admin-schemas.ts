@@ -66,6 +66,12 @@ export const allowedIpsSchema = z
   .nullable()
   .openapi({ description: 'Source addresses or CIDR ranges allowed; null: any source', example: ['203.0.113.0/24'] });
 
+/**
+ * A per-merchant quota: a positive whole number, or null for the deployment's default. The upper bound
+ * is what the integer column holds, so a huge number is a 400 rather than a database error.
+ */
+export const quotaSchema = z.number().int().min(1).max(2_147_483_647).nullable();
+
 /** The merchant a route's path names, or 404. */
 export async function requireMerchant(db: Db, merchantId: string): Promise<Merchant> {
   const merchant = await findMerchantById(db, merchantId);

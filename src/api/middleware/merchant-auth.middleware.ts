@@ -6,14 +6,13 @@ import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
 import type { ClientAddressResolver } from '../client-address.js';
 import type { AppEnv } from '../context.js';
 import type { AuthenticatedMerchant } from '../merchant-directory.js';
-import type { RateLimiter } from '../rate-limiter.js';
+import { rateLimitHeaders } from '../rate-limiter.js';
 
 export interface MerchantAuthOptions {
   /** `/api/v1/...` types merchantId as a UUID; `/betSlip` takes any string. */
   merchantIdIsUuid: boolean;
   /** Where the signed fields are: the JSON body, or (GET /betSlip) the query string. */
   source: 'body' | 'query';
-  rateLimiter: RateLimiter;
   resolveClientAddress: ClientAddressResolver;
 }
 
@@ -57,8 +56,9 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
 
     const limit = authenticated.rateLimitPerSecond ?? deps.config.RATE_LIMIT_PER_SECOND;
     if (limit > 0) {
-      const retryAfterSeconds = options.rateLimiter.take(authenticated.id, limit);
-      if (retryAfterSeconds !== null) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds });
+      const rate = await deps.rateLimiter.take(authenticated.id, limit);
+      for (const [name, value] of Object.entries(rateLimitHeaders(rate))) c.header(name, value);
+      if (!rate.allowed) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: rate.resetSeconds });
     }
 
     c.set('merchant', authenticated);

@@ -7,6 +7,7 @@ import {
 import { hasNoNul, IDENTIFIER_MAX_LENGTH, NO_NUL_MESSAGE } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
+import { readAllCacheKey } from '../read-all-cache.js';
 import { jsonBody, merchantErrorResponses, RewardConfigurationSchema, signedFields } from '../schemas.js';
 import { rawJson } from '../typed-responses.js';
 
@@ -66,7 +67,7 @@ export function registerReadAll(app: App, auth: MerchantRouteMiddleware): void {
     const { db, readAllCache } = c.var.deps;
     const paged = limit !== undefined || offset !== undefined;
     const page = paged ? { limit: limit ?? 1_000, offset: offset ?? 0 } : undefined;
-    const key = JSON.stringify([filter.name, filter.status, filter.rewardType, page?.limit, page?.offset]);
+    const key = readAllCacheKey({ ...filter, page });
     const { body, total } = await readAllCache.get(filter.merchantId, key, async () => {
       const [json, count] = await Promise.all([
         selectConfigurationsJson(db, filter, page),

@@ -32,8 +32,10 @@ interface MerchantsTable {
   status: Generated<MerchantStatus>;
   /** IPv4/IPv6 addresses or CIDR ranges; null: any source. */
   allowed_ips: string[] | null;
-  /** Requests per second on merchant routes; null: the global setting. */
+  /** Requests per second on merchant routes, across all API replicas; null: RATE_LIMIT_PER_SECOND. */
   rate_limit_per_second: number | null;
+  /** Bulk jobs of this merchant queued or running at once; null: MAX_QUEUED_JOBS. */
+  max_queued_jobs: number | null;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
 }

@@ -1,0 +1,58 @@
+import { type Job, Queue } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
+import { partJobId, type QueueName, queueNames } from '../../src/shared/queue/job-catalogue.js';
+
+/**
+ * Read-only views of the service's queues from a test, to see what the API stored and what the
+ * workers did with it: a job's state, how many attempts it used, which parts a split job has.
+ */
+export interface QueueInspector {
+  queues: Record<QueueName, Queue>;
+  /** The job under this id in whichever queue holds it. */
+  find(jobId: string): Promise<Job | undefined>;
+  /** A merchant's job and the parts it was split into (ids derived from its own). */
+  withParts(jobId: string): Promise<Job[]>;
+  /** Jobs counted by state, over both queues. */
+  counts(): Promise<Record<string, number>>;
+  close(): Promise<void>;
+}
+
+export function inspectQueues(connection: Redis | Cluster, prefix: string): QueueInspector {
+  const queues = {
+    [queueNames.single]: new Queue(queueNames.single, { connection, prefix }),
+    [queueNames.bulk]: new Queue(queueNames.bulk, { connection, prefix }),
+  } as Record<QueueName, Queue>;
+  const find = async (jobId: string) => {
+    for (const queue of Object.values(queues)) {
+      const job = await queue.getJob(jobId);
+      if (job) return job;
+    }
+    return undefined;
+  };
+  return {
+    queues,
+    find,
+    async withParts(jobId) {
+      const root = await find(jobId);
+      if (!root) return [];
+      const jobs = [root];
+      for (let index = 0; ; index++) {
+        const part = await queues[queueNames.bulk].getJob(partJobId(jobId, index));
+        if (!part) break;
+        jobs.push(part);
+      }
+      return jobs;
+    },
+    async counts() {
+      const total: Record<string, number> = {};
+      for (const queue of Object.values(queues)) {
+        const counts = await queue.getJobCounts();
+        for (const [state, n] of Object.entries(counts)) total[state] = (total[state] ?? 0) + n;
+      }
+      return total;
+    },
+    async close() {
+      await Promise.all(Object.values(queues).map((queue) => queue.close()));
+    },
+  };
+}
