@@ -493,6 +493,28 @@ describe('the route table above', () => {
   });
 });
 
+describe('bodies that are not a JSON object', () => {
+  const bodyCases = [
+    { what: 'malformed JSON', text: '{"merchantId":', message: 'Malformed JSON in request body' },
+    { what: 'null', text: 'null', message: 'Request body must be a JSON object' },
+    { what: 'an array', text: '[]', message: 'Request body must be a JSON object' },
+    { what: 'a number', text: '42', message: 'Request body must be a JSON object' },
+    { what: 'a string', text: '"merchantId"', message: 'Request body must be a JSON object' },
+  ];
+  const cases = routes
+    .filter((route) => route.method === 'POST')
+    .flatMap((route) => bodyCases.map((body) => ({ route: route.name, path: route.path, ...body })));
+
+  it.each(cases)(
+    '$route answers 400 INVALID_REQUEST to $what, before anything else',
+    async ({ path, text, message }) => {
+      const response = await api.post(path, text);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ errorCode: 1, errorMessage: message });
+    },
+  );
+});
+
 describe('rate limiting across routes', () => {
   it('is off unless configured: a burst from a merchant without a limit is all served', async () => {
     const owner = await merchant();
