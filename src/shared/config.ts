@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -9,13 +11,20 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/** A missing value is reported as "required", a present but wrong one by what it must be. */
+const requiredUrl = (protocol: RegExp, shape: string) =>
+  z.url({
+    protocol,
+    error: (issue) => (issue.input === undefined || issue.input === '' ? 'required' : `must be a ${shape} URL`),
+  });
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }),
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' }),
+  DATABASE_URL: requiredUrl(/^postgres(ql)?$/, 'postgres://'),
+  REDIS_URL: requiredUrl(/^rediss?$/, 'redis://'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -94,9 +103,42 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return parsed.data;
 }
 
-/** Entry points call this: a wrong variable ends the process with its name rather than a stack. */
+/**
+ * Loads `.env` from the working directory into the process environment when the file exists.
+ * Variables already set win over the file. Tests (NODE_ENV=test) never read it, so a developer's
+ * `.env` cannot change what a test process sees.
+ */
+export function loadDotEnv(env: Record<string, string | undefined> = process.env, file = '.env'): void {
+  if (env !== process.env || env.NODE_ENV === 'test') return;
+  const path = resolve(file);
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+/** What `npm start` assumes when nothing is set: the default local ports and a database of its own. */
+export const LOCAL_DEFAULTS = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/rewards',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+} as const;
+
+/**
+ * The environment `npm start` runs with and hands to its child processes: `.env` loaded, the local
+ * defaults filled in where a variable is unset.
+ */
+export function localEnvironment(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  loadDotEnv(env);
+  const merged: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) merged[key] = value;
+  for (const [key, value] of Object.entries(LOCAL_DEFAULTS)) if (!merged[key]) merged[key] = value;
+  return merged;
+}
+
+/**
+ * Entry points call this: `.env` is loaded when present, and a wrong variable ends the process with
+ * its name rather than a stack.
+ */
 export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
   try {
+    loadDotEnv(env);
     return loadConfig(env);
   } catch (error) {
     if (error instanceof ConfigError) {
