@@ -23,8 +23,14 @@ const logger = createLogger({ level: config.LOG_LEVEL, name: 'seed' }, pino.dest
 const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-seed' });
 
 try {
-  logger.info(command.kind === 'volume' ? { volume: command.options } : {}, `seeding ${command.kind} data`);
-  const report = command.kind === 'demo' ? await seedDemo(db) : await seedVolume(db, command.options, { logger });
+  logger.info(
+    command.kind === 'volume' ? { volume: command.options } : { reset: command.reset },
+    `seeding ${command.kind} data`,
+  );
+  const report =
+    command.kind === 'demo'
+      ? await seedDemo(db, { reset: command.reset })
+      : await seedVolume(db, command.options, { logger });
   logger.info({ totals: report.totals, ms: report.ms }, 'seed complete');
   process.stdout.write(`${JSON.stringify(toPrintedReport(report), null, 2)}\n`);
 } catch (error) {
