@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { loadConfigOrExit } from '../shared/config.js';
+import { loadConfigOrExit, localEnvironment } from '../shared/config.js';
 import { createDb } from '../shared/db/client.js';
 import { createLogger } from '../shared/logger.js';
 import { seedDemo } from './demo-seed.js';
@@ -18,7 +18,8 @@ if (command.kind === 'invalid') {
   process.exit(2);
 }
 
-const config = loadConfigOrExit();
+// A development tool, like `npm start`: with nothing set it seeds the database `npm start` uses.
+const config = loadConfigOrExit(localEnvironment());
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'seed' }, pino.destination(2));
 const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-seed' });
 
