@@ -14,7 +14,7 @@ export const ErrorBodySchema = z
   })
   .openapi('Error');
 
-/** The three fields every merchant request carries (DESIGN §3). The auth middleware checks them first. */
+/** The three fields every merchant request carries (docs/design.md §2). The auth middleware checks them first. */
 export const signedFields = {
   merchantId: uuidSchema.openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
   timestamp: timestampSchema.openapi({
@@ -35,7 +35,7 @@ export const errorResponse = (description: string) => ({
   content: { 'application/json': { schema: ErrorBodySchema } },
 });
 
-/** The error answers every merchant route can give (DESIGN §4). */
+/** The error answers every merchant route can give (docs/design.md §3). */
 export const merchantErrorResponses = {
   400: errorResponse('INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field'),
   401: errorResponse('AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3)'),

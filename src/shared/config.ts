@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { isIpOrCidr } from './ip-ranges.js';
 
@@ -27,15 +29,22 @@ const trustedProxies = z
     return entries;
   });
 
+/** A missing value is reported as "required", a present but wrong one by what it must be. */
+const requiredUrl = (protocol: RegExp, shape: string) =>
+  z.url({
+    protocol,
+    error: (issue) => (issue.input === undefined || issue.input === '' ? 'required' : `must be a ${shape} URL`),
+  });
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
 
 export const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }),
+    DATABASE_URL: requiredUrl(/^postgres(ql)?$/, 'postgres://'),
     /** Required unless REDIS_CLUSTER_NODES is set. */
-    REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' }).optional(),
+    REDIS_URL: requiredUrl(/^rediss?$/, 'redis://').optional(),
     /**
      * `host:port,host:port,...`: seed nodes of a Redis Cluster. When set, every process talks to the
      * cluster (the queue prefix's hash tag keeps each queue in one slot) and REDIS_URL is not used.
@@ -171,9 +180,42 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return parsed.data;
 }
 
-/** Entry points call this: a wrong variable ends the process with its name rather than a stack. */
+/**
+ * Loads `.env` from the working directory into the process environment when the file exists.
+ * Variables already set win over the file. Tests (NODE_ENV=test) never read it, so a developer's
+ * `.env` cannot change what a test process sees.
+ */
+export function loadDotEnv(env: Record<string, string | undefined> = process.env, file = '.env'): void {
+  if (env !== process.env || env.NODE_ENV === 'test') return;
+  const path = resolve(file);
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+/** What `npm start` assumes when nothing is set: the default local ports and a database of its own. */
+export const LOCAL_DEFAULTS = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/rewards',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+} as const;
+
+/**
+ * The environment `npm start` runs with and hands to its child processes: `.env` loaded, the local
+ * defaults filled in where a variable is unset.
+ */
+export function localEnvironment(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  loadDotEnv(env);
+  const merged: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) merged[key] = value;
+  for (const [key, value] of Object.entries(LOCAL_DEFAULTS)) if (!merged[key]) merged[key] = value;
+  return merged;
+}
+
+/**
+ * Entry points call this: `.env` is loaded when present, and a wrong variable ends the process with
+ * its name rather than a stack.
+ */
 export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
   try {
+    loadDotEnv(env);
     return loadConfig(env);
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -1,6 +1,6 @@
 /**
  * One error type for everything a client may be told, and one table from its code to the HTTP
- * status and the `errorCode` of the body (DESIGN §4). Anything else that reaches the error handler
+ * status and the `errorCode` of the body (docs/design.md §3). Anything else that reaches the error handler
  * becomes INTERNAL_ERROR with a generic message.
  */
 

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The merchant signature (DESIGN §3): HMAC-SHA256 over the UTF-8 bytes of `merchantId` followed by
+ * The merchant signature (docs/design.md §2): HMAC-SHA256 over the UTF-8 bytes of `merchantId` followed by
  * the decimal digits of `timestamp`, keyed with the merchant's secret, as hex. The same function
  * signs in tests, the signing helper and the benchmarks, so they cannot drift from the verifier.
  */

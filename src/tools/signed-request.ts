@@ -42,7 +42,7 @@ export type SignCommand =
 export const SIGN_USAGE = `Usage: npm run --silent sign -- [--merchant-id <uuid>] [--secret <secret>] [--body '<json object>']
                                 [--timestamp <epoch ms>] [--query]
 
-Prints {"merchantId":…,"timestamp":<now>,"hash":…,…extra fields} on one line, signed as DESIGN §3 says
+Prints {"merchantId":…,"timestamp":<now>,"hash":…,…extra fields} on one line, signed as docs/interface.md says
 (HMAC-SHA256 of merchantId followed by timestamp, hex). Without --merchant-id and --secret it signs as
 the demo merchant that \`npm run seed\` creates (${DEMO_MERCHANT.id}).
   --body '<json>'   extra fields to add, e.g. '{"externalId":"demo-reward-1"}'

@@ -10,7 +10,7 @@ import { registerRotateMerchantSecret } from './rotate-merchant-secret.route.js'
 import { registerUpdateMerchant } from './update-merchant.route.js';
 
 /**
- * The admin API (DESIGN §8), behind ADMIN_TOKEN. The gate covers every path under /admin/v1, known
+ * The admin API (docs/design.md §9), behind ADMIN_TOKEN. The gate covers every path under /admin/v1, known
  * or not, and runs before any body is validated: without the token nothing about a request is said.
  */
 export function registerAdminRoutes(app: App): void {

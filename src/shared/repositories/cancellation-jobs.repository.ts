@@ -21,7 +21,7 @@ export interface JobRecord {
 }
 
 /**
- * The durable audit trail of cancellation jobs (DESIGN §5). Writes are upserts keyed by job id, so
+ * The durable audit trail of cancellation jobs (docs/design.md §5). Writes are upserts keyed by job id, so
  * a job that runs twice (at-least-once delivery) updates its row rather than adding one.
  * Many records are written in one statement: coalesced single cancels finish hundreds at a time.
  */

@@ -179,7 +179,7 @@ export interface QueryBatchResult {
  * The rows are picked through the player index and updated by their physical address (`ctid`, a TID
  * scan) in the same statement, so each row costs one index descent instead of two (a primary-key
  * probe per id was ~15 % slower on 1,000,000 rewards). The `ARRAY(SELECT …)` form matters: a join on
- * the CTE turns into a sequential scan from a few thousand rows on (PERFORMANCE.md). Addresses are
+ * the CTE turns into a sequential scan from a few thousand rows on (measured; see bench/). Addresses are
  * stable within the statement; a row another job cancels meanwhile gets a new address and is skipped,
  * which is right, as it is no longer ACTIVE.
  */
@@ -233,7 +233,7 @@ function configurationCondition(merchantId: string, filter: QueryFilter) {
     conditions.push(sql`AND r.reward_configuration_id = ${filter.rewardConfigurationId}::uuid`);
   }
   if (filter.externalRewardConfigurationId !== undefined) {
-    // Both ids given: the configuration must match both (DESIGN §5).
+    // Both ids given: the configuration must match both (docs/design.md §4).
     conditions.push(sql`AND r.reward_configuration_id IN (
       SELECT rc.id FROM reward_configurations rc
       WHERE rc.merchant_id = ${merchantId} AND rc.external_id = ${filter.externalRewardConfigurationId}
