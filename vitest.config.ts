@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` needs no server at all (`npm run test:unit`); `integration` (integration and
-// end-to-end files) finds Postgres and Redis once per run in its global setup. `npm test` runs both.
+// Two projects: `unit` needs no server at all (`npm run test:unit`); `integration` (integration,
+// end-to-end, fault, browser and deployment files) finds Postgres and Redis once per run in its global setup. `npm test` runs both.
 export default defineConfig({
   test: {
     // CI prints one line per test so a failure is easy to find; locally the default is enough.
@@ -19,7 +19,13 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          include: [
+            'test/integration/**/*.test.ts',
+            'test/e2e/**/*.test.ts',
+            'test/fault/**/*.test.ts',
+            'test/browser/**/*.test.ts',
+            'test/deploy/**/*.test.ts',
+          ],
           globalSetup: ['test/helpers/global-setup.ts'],
           // Files run in parallel, each in its own database and queue prefix (test/helpers/environment.ts).
           pool: 'forks',
