@@ -39,10 +39,11 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   }
 }
 
-export async function checkRedis(redisUrl: string): Promise<void> {
+/** Why the Redis at this URL does not answer PING within `connectTimeoutMs`, or undefined when it does. */
+export async function redisProblem(redisUrl: string, connectTimeoutMs = 3_000): Promise<string | undefined> {
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
-    connectTimeout: 3_000,
+    connectTimeout: connectTimeoutMs,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
     enableOfflineQueue: false,
@@ -51,12 +52,20 @@ export async function checkRedis(redisUrl: string): Promise<void> {
   try {
     await redis.connect();
     await redis.ping();
+    return undefined;
   } catch (error) {
-    throw new LocalServerError(
-      `Redis does not answer at ${redact(new URL(redisUrl))} (${reason(error)}): start it, or set REDIS_URL (in the environment or .env).`,
-    );
+    return reason(error);
   } finally {
     redis.disconnect();
+  }
+}
+
+export async function checkRedis(redisUrl: string): Promise<void> {
+  const problem = await redisProblem(redisUrl);
+  if (problem !== undefined) {
+    throw new LocalServerError(
+      `Redis does not answer at ${redact(new URL(redisUrl))} (${problem}): start it, or set REDIS_URL (in the environment or .env).`,
+    );
   }
 }
 

@@ -1,9 +1,9 @@
 import { execSync } from 'node:child_process';
-import { Redis } from 'ioredis';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
+import { redisProblem } from '../../src/tools/local-servers.js';
 
 /**
  * Runs once per `npm test` (the integration project). Finds Postgres and Redis: DATABASE_URL /
@@ -117,24 +117,8 @@ async function probePostgres(url: string): Promise<string | undefined> {
   }
 }
 
-async function probeRedis(url: string): Promise<string | undefined> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: 2_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    await redis.ping();
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message || error.name : String(error);
-  } finally {
-    redis.disconnect();
-  }
+function probeRedis(url: string): Promise<string | undefined> {
+  return redisProblem(url, 2_000);
 }
 
 async function startPostgres(): Promise<string> {
