@@ -10,10 +10,10 @@ import { sleep } from './progress.js';
  * The base name carries this process's id, so two runs cannot collide and leftovers of a run that
  * was killed can be recognised and dropped by the next one.
  */
-export const DATABASE_PREFIX = 'rewards_bench_';
+const DATABASE_PREFIX = 'rewards_bench_';
 const LEFTOVER = /^rewards_bench_(\d+)(_seed)?$/;
 
-export function withDatabase(url: string, database: string): string {
+function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();

@@ -1,33 +1,20 @@
-import { signMessage } from '../../src/shared/signature.js';
+import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
+import { buildSignedFields } from '../../src/tools/signed-request.js';
 
 export interface MerchantCredentials {
   id: string;
   secretKey: string;
 }
 
-export interface JobStatus {
-  jobId: string;
-  state: 'queued' | 'running' | 'completed' | 'failed';
-  createdAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-  progress: number;
-  result: Record<string, number> | null;
-  error: string | null;
-}
+export type JobStatus = PublicJobStatus;
 
-/** Signs a body as a merchant does (DESIGN §3), with the function the API verifies with. */
+/** Signs a body as a merchant does, with the signer of `npm run sign` (the API verifies with the same HMAC). */
 export function signedBody(
   merchant: MerchantCredentials,
   fields: Record<string, unknown> = {},
   timestamp = Date.now(),
 ): Record<string, unknown> {
-  return {
-    merchantId: merchant.id,
-    timestamp,
-    hash: signMessage(merchant.id, timestamp, merchant.secretKey),
-    ...fields,
-  };
+  return buildSignedFields(merchant.id, merchant.secretKey, timestamp, fields);
 }
 
 /** Signed calls to the merchant API, each freshly signed. */

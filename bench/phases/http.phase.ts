@@ -6,7 +6,7 @@ import type { SeededMerchant } from '../lib/seed.js';
 import type { BenchContext } from './context.js';
 import { CANCEL_PATH } from './single-cancels.phase.js';
 
-export type RouteName = 'bare' | 'cancel' | 'readAll' | 'betSlip';
+type RouteName = 'bare' | 'cancel' | 'readAll' | 'betSlip';
 
 export interface HttpResults {
   bareRps: number | null;

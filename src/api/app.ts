@@ -2,7 +2,9 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { isDatabaseUnavailable } from '../shared/database-errors.js';
-import { AppError, errorBody } from '../shared/errors.js';
+import { errorResponse } from '../shared/error-response.js';
+import { AppError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
 import { registerAdminRoutes } from './admin/admin-routes.js';
 import type { ApiDeps, App, AppEnv } from './context.js';
 import { accessLog } from './middleware/access-log.middleware.js';
@@ -49,26 +51,26 @@ export function createApp(deps: ApiDeps): App {
   });
 
   // The one place an error becomes a response. Nothing but the catalogue's fields leaves here.
-  app.onError((error, c) => {
-    if (error instanceof AppError) {
-      if (error.retryAfterSeconds !== undefined) c.header('Retry-After', String(error.retryAfterSeconds));
-      const log = c.var.logger ?? deps.logger;
-      if (error.status >= 500) log.error({ err: error.cause ?? error, detail: error.logDetail }, error.message);
-      else if (error.logDetail) log.info({ errorName: error.errorName, detail: error.logDetail }, 'request refused');
-      return c.json(error.toBody(), error.status);
-    }
-    if (isDatabaseUnavailable(error)) {
-      (c.var.logger ?? deps.logger).error({ err: error }, 'database unavailable');
-      c.header('Retry-After', '1');
-      return c.json(errorBody('SERVICE_UNAVAILABLE'), 503);
-    }
-    if (error instanceof HTTPException && error.status < 500) {
-      // Raised by hono itself (malformed JSON in a validator, for instance).
-      return c.json(errorBody('INVALID_REQUEST', error.message || undefined), 400);
-    }
-    (c.var.logger ?? deps.logger).error({ err: error }, 'unexpected error');
-    return c.json(errorBody('INTERNAL_ERROR'), 500);
-  });
+  app.onError((error, c) => errorResponse(c, asAppError(error, c.var.logger ?? deps.logger)));
 
   return app;
+}
+
+/** Logs the error as it deserves and says what the client is told. */
+function asAppError(error: Error, log: Logger): AppError {
+  if (error instanceof AppError) {
+    if (error.status >= 500) log.error({ err: error.cause ?? error, detail: error.logDetail }, error.message);
+    else if (error.logDetail) log.info({ errorName: error.errorName, detail: error.logDetail }, 'request refused');
+    return error;
+  }
+  if (isDatabaseUnavailable(error)) {
+    log.error({ err: error }, 'database unavailable');
+    return new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, cause: error });
+  }
+  if (error instanceof HTTPException && error.status < 500) {
+    // Raised by hono itself (malformed JSON in a validator, for instance).
+    return new AppError('INVALID_REQUEST', error.message || undefined, { cause: error });
+  }
+  log.error({ err: error }, 'unexpected error');
+  return new AppError('INTERNAL_ERROR', undefined, { cause: error });
 }

@@ -1,4 +1,4 @@
-import { buildIpMatcher, isIpOrCidr, normalizeAddress } from '../shared/ip-ranges.js';
+import { buildIpMatcher, normalizeAddress } from '../shared/ip-ranges.js';
 
 export type ClientAddressResolver = (
   peerAddress: string | undefined,
@@ -7,20 +7,14 @@ export type ClientAddressResolver = (
 
 /**
  * The caller's address for IP allow-lists. By default it is the connection's peer: a header can be
- * forged by anyone. With TRUST_PROXY naming our load balancers, X-Forwarded-For is walked from the
+ * forged by anyone. With TRUST_PROXY (parsed by the config) naming our load balancers, X-Forwarded-For is walked from the
  * right past the trusted proxies, and the first address that is not one of them is the caller.
  */
-export function createClientAddressResolver(trustProxySetting: string): ClientAddressResolver {
-  const entries = trustProxySetting
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '' && entry !== 'false');
-  if (entries.length === 0) {
+export function createClientAddressResolver(trustedProxies: readonly string[]): ClientAddressResolver {
+  if (trustedProxies.length === 0) {
     return (peer) => (peer ? normalizeAddress(peer) : null);
   }
-  const invalid = entries.filter((entry) => !isIpOrCidr(entry));
-  if (invalid.length > 0) throw new Error(`TRUST_PROXY: not an IP address or CIDR range: ${invalid.join(', ')}`);
-  const isTrustedProxy = buildIpMatcher(entries);
+  const isTrustedProxy = buildIpMatcher(trustedProxies);
 
   return (peer, forwardedFor) => {
     if (!peer) return null;

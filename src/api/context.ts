@@ -1,11 +1,12 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { CancellationProducer } from '../shared/queue/producer.js';
+import type { RedisConnection } from '../shared/queue/redis.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
+import type { RateLimiter } from './rate-limiter.js';
 import type { ReadAllCache } from './read-all-cache.js';
 
 /** Everything a request handler may use, built once by the entry point (or a test) and passed in. */
@@ -16,9 +17,11 @@ export interface ApiDeps {
   metrics: Metrics;
   producer: CancellationProducer;
   /** The API's own Redis connection, for readiness checks and queue statistics. */
-  redis: Redis;
+  redis: RedisConnection;
   merchants: MerchantDirectory;
   readAllCache: ReadAllCache;
+  /** Per-merchant request rate, counted in Redis (normally on `redis`). */
+  rateLimiter: RateLimiter;
 }
 
 export interface AppEnv {

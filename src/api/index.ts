@@ -1,35 +1,17 @@
 import { serve } from '@hono/node-server';
 import { loadConfigOrExit } from '../shared/config.js';
-import { createDb } from '../shared/db/client.js';
 import { createLogger } from '../shared/logger.js';
-import { Metrics } from '../shared/metrics.js';
-import { CancellationProducer } from '../shared/queue/producer.js';
-import { createRedis } from '../shared/queue/redis.js';
+import { closeRedis } from '../shared/queue/redis.js';
 import { installShutdown } from '../shared/shutdown.js';
+import { createApiConnections, createApiDeps } from './api-deps.js';
 import { createApp } from './app.js';
-import { MerchantDirectory } from './merchant-directory.js';
-import { ReadAllCache } from './read-all-cache.js';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
-const db = createDb({
-  connectionString: config.DATABASE_URL,
-  poolSize: config.DB_POOL_SIZE,
-  applicationName: 'rewards-api',
-});
-const redis = createRedis(config.REDIS_URL, 'producer', 'rewards-api');
-const producer = new CancellationProducer(
-  redis,
-  config.QUEUE_PREFIX,
-  config.ENQUEUE_TIMEOUT_MS,
-  config.QUEUE_MAX_WAITING,
-);
-const metrics = new Metrics({ collectDefaults: config.METRICS_ENABLED, processName: 'api' });
-const merchants = new MerchantDirectory(db, config.MERCHANT_CACHE_TTL_MS);
+const connections = createApiConnections(config, logger);
+const deps = createApiDeps(config, logger, connections);
 
-const readAllCache = new ReadAllCache(config.READ_CACHE_TTL_MS);
-
-const app = createApp({ config, db, logger, metrics, producer, redis, merchants, readAllCache });
+const app = createApp(deps);
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   logger.info({ port: info.port }, 'api listening');
 });
@@ -40,8 +22,8 @@ installShutdown({
   // Stop accepting, let in-flight requests finish, then close what they used, in that order.
   steps: [
     ['http server', () => new Promise<void>((resolve) => server.close(() => resolve()))],
-    ['queues', () => producer.close()],
-    ['redis', async () => void (await redis.quit().catch(() => redis.disconnect()))],
-    ['database', () => db.destroy()],
+    ['queues', () => deps.producer.close()],
+    ['redis', () => closeRedis(connections.redis)],
+    ['database', () => connections.db.destroy()],
   ],
 });

@@ -1,3 +1,5 @@
+import { BoundedCache } from '../shared/bounded-cache.js';
+
 /**
  * readAll answers, kept for a short time per merchant and filter set.
  *
@@ -6,47 +8,97 @@
  * change rarely (admin writes). Platforms poll the same filters over and over; answering repeats from
  * memory keeps Postgres for the work only it can do, such as cancels and /betSlip.
  *
- * Bounds: an entry lives READ_CACHE_TTL_MS (0 switches the cache off). A configuration written through
- * this process's admin API clears the merchant's entries at once; other API processes see it within
- * the TTL. Concurrent misses for one key share a single query. The cache holds at most `maxEntries`.
+ * Bounds: an entry lives READ_CACHE_TTL_MS (0 switches the cache off); at most READ_CACHE_MAX_ENTRIES
+ * answers and READ_CACHE_MAX_BYTES of them are kept, the least recently used leaving first. A
+ * configuration written through this process's admin API clears the merchant's entries at once;
+ * other API processes see it within the TTL. Concurrent misses for one key share a single query
+ * (those in flight are bounded by the requests being served, not by the cache).
  */
 export interface CachedReadAll {
   body: string;
   total: number | undefined;
 }
 
+export interface ReadAllCacheOptions {
+  ttlMs: number;
+  maxEntries: number;
+  maxBytes: number;
+}
+
+interface StoredReadAll extends CachedReadAll {
+  merchantId: string;
+}
+
 export class ReadAllCache {
-  private readonly entries = new Map<
-    string,
-    { value: Promise<CachedReadAll>; expiresAt: number; merchantId: string }
-  >();
+  private readonly answers: BoundedCache<StoredReadAll>;
+  private readonly inFlight = new Map<string, { value: Promise<CachedReadAll>; merchantId: string }>();
+  /** Bumped by every write: a load that started before it may hold the old answer, so it is not kept. */
+  private generation = 0;
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-  ) {}
-
-  async get(merchantId: string, key: string, load: () => Promise<CachedReadAll>): Promise<CachedReadAll> {
-    if (this.ttlMs <= 0) return load();
-    const now = Date.now();
-    const fullKey = `${merchantId}\u0000${key}`;
-    const cached = this.entries.get(fullKey);
-    if (cached && cached.expiresAt > now) return cached.value;
-
-    const value = load();
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(fullKey, { value, expiresAt: now + this.ttlMs, merchantId });
-    // A failed load is not remembered: the next request tries again.
-    value.catch(() => {
-      if (this.entries.get(fullKey)?.value === value) this.entries.delete(fullKey);
+  constructor(private readonly options: ReadAllCacheOptions) {
+    this.answers = new BoundedCache({
+      ...options,
+      // V8 keeps an ASCII string at one byte a character (Postgres escapes nothing into wider ones
+      // unless names hold them); the key is counted too, as callers choose its filters.
+      sizeOf: (answer, key) => answer.body.length + key.length,
     });
-    return value;
+  }
+
+  /**
+   * `key` must already be normalised by the caller: two requests with equal keys must get the same
+   * answer, and it should be equal whenever they do.
+   */
+  async get(merchantId: string, key: string, load: () => Promise<CachedReadAll>): Promise<CachedReadAll> {
+    if (this.options.ttlMs <= 0) return load();
+    const id = merchantId.toLowerCase();
+    const fullKey = `${id}\u0000${key}`;
+    const cached = this.answers.get(fullKey);
+    if (cached) return cached;
+    const pending = this.inFlight.get(fullKey);
+    if (pending) return pending.value;
+
+    const generation = this.generation;
+    const value = load();
+    this.inFlight.set(fullKey, { value, merchantId: id });
+    try {
+      const answer = await value;
+      if (this.generation === generation) this.answers.set(fullKey, { ...answer, merchantId: id });
+      return answer;
+    } finally {
+      // A failed load is not remembered: the next request tries again.
+      if (this.inFlight.get(fullKey)?.value === value) this.inFlight.delete(fullKey);
+    }
   }
 
   /** Called after a configuration of this merchant is written. */
   forgetMerchant(merchantId: string): void {
-    for (const [key, entry] of this.entries) {
-      if (entry.merchantId === merchantId) this.entries.delete(key);
+    const id = merchantId.toLowerCase();
+    this.generation += 1;
+    this.answers.deleteWhere((_, answer) => answer.merchantId === id);
+    for (const [key, pending] of this.inFlight) {
+      if (pending.merchantId === id) this.inFlight.delete(key);
     }
   }
+}
+
+/** The readAll filters that change its answer, as the query reads them. */
+export interface ReadAllKeyParts {
+  name: string | undefined;
+  status: string | undefined;
+  rewardType: string | undefined;
+  page: { limit: number; offset: number } | undefined;
+}
+
+/**
+ * One key per answer. The query matches `name` as `strpos(lower(name), lower($name)) > 0`, so:
+ * - ASCII letters are folded to lower case: every Postgres collation (bar Turkish ones, which this
+ *   service does not use) lowers them as JavaScript does. Other letters stay as sent: JavaScript and
+ *   Postgres may lower them differently, and two names that only might match must not share an answer.
+ * - No trimming and no Unicode normalisation: the query does neither, so " Gold" and "Gold" differ.
+ * - An empty name matches every configuration, as no name filter does.
+ * Without `limit`/`offset` the answer has no X-Total-Count, so it is a different key from page 1.
+ */
+export function readAllCacheKey(parts: ReadAllKeyParts): string {
+  const name = parts.name ? parts.name.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()) : undefined;
+  return JSON.stringify([name, parts.status, parts.rewardType, parts.page?.limit, parts.page?.offset]);
 }

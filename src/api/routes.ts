@@ -1,7 +1,6 @@
 import { createClientAddressResolver } from './client-address.js';
 import type { App } from './context.js';
 import { merchantAuth } from './middleware/merchant-auth.middleware.js';
-import { RateLimiter } from './rate-limiter.js';
 import { registerBetSlip } from './routes/bet-slip.route.js';
 import { registerBulkCancel } from './routes/bulk-cancel.route.js';
 import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.js';
@@ -10,12 +9,11 @@ import { registerJobStatus } from './routes/job-status.route.js';
 import { registerReadAll } from './routes/read-all.route.js';
 
 /** Every merchant-facing route, each behind the one signature middleware. */
-export function registerMerchantRoutes(app: App, trustProxy: string): void {
-  const rateLimiter = new RateLimiter();
-  const resolveClientAddress = createClientAddressResolver(trustProxy);
-  const v1Auth = merchantAuth({ merchantIdIsUuid: true, source: 'body', rateLimiter, resolveClientAddress });
-  const betSlipPostAuth = merchantAuth({ merchantIdIsUuid: false, source: 'body', rateLimiter, resolveClientAddress });
-  const betSlipGetAuth = merchantAuth({ merchantIdIsUuid: false, source: 'query', rateLimiter, resolveClientAddress });
+export function registerMerchantRoutes(app: App, trustedProxies: readonly string[]): void {
+  const resolveClientAddress = createClientAddressResolver(trustedProxies);
+  const v1Auth = merchantAuth({ merchantIdIsUuid: true, source: 'body', resolveClientAddress });
+  const betSlipPostAuth = merchantAuth({ merchantIdIsUuid: false, source: 'body', resolveClientAddress });
+  const betSlipGetAuth = merchantAuth({ merchantIdIsUuid: false, source: 'query', resolveClientAddress });
 
   registerCancel(app, v1Auth);
   registerBulkCancel(app, v1Auth);

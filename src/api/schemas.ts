@@ -1,4 +1,7 @@
 import { z } from '@hono/zod-openapi';
+import { configurationStatuses, rewardTypes } from '../shared/db/schema.js';
+import { AppError } from '../shared/errors.js';
+import { identifierSchema, timestampSchema, uuidSchema } from '../shared/wire-rules.js';
 
 /**
  * Schemas shared by several routes. The same objects validate requests and generate /openapi.json.
@@ -13,10 +16,11 @@ export const ErrorBodySchema = z
 
 /** The three fields every merchant request carries (DESIGN §3). The auth middleware checks them first. */
 export const signedFields = {
-  merchantId: z.uuid().openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
-  timestamp: z
-    .union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)])
-    .openapi({ description: 'Epoch milliseconds, within ±5 minutes of the server clock', example: 1763679600000 }),
+  merchantId: uuidSchema.openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+  timestamp: timestampSchema.openapi({
+    description: 'Epoch milliseconds, within ±5 minutes of the server clock',
+    example: 1763679600000,
+  }),
   hash: z.string().openapi({
     description: 'hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret',
     example: '3b9f0c6a1e2d4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a',
@@ -24,11 +28,7 @@ export const signedFields = {
 };
 
 /** Merchant-chosen identifiers: 1 to 255 characters, no NUL (Postgres text cannot hold it). */
-export const identifier = z
-  .string()
-  .min(1)
-  .max(255)
-  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
+export const identifier = identifierSchema;
 
 export const errorResponse = (description: string) => ({
   description,
@@ -60,3 +60,39 @@ export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) =
   description,
   content: { 'application/json': { schema } },
 });
+
+/** The lists `count` entries long that a bulk route accepts: 1 to `max` (BULK_MAX_ITEMS). */
+export function assertListSize(count: number, max: number, what: string): void {
+  if (count === 0) throw new AppError('INVALID_REQUEST', `${what}: at least one entry is required`);
+  if (count > max) throw new AppError('INVALID_REQUEST', `${what}: at most ${max} entries, got ${count}`);
+}
+
+const BetConstraintSchema = z.object({
+  betAmount: z.number().openapi({ example: 0.5 }),
+  maxWinPerBet: z.number().openapi({ example: 100 }),
+});
+
+/** A reward configuration as readAll lists it and the admin API answers its creation. */
+export const RewardConfigurationSchema = z
+  .object({
+    id: uuidSchema,
+    name: z.string(),
+    status: z.enum(configurationStatuses),
+    rewardType: z.enum(rewardTypes),
+    numberOfFreeBets: z.number().int(),
+    startDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
+    endDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
+    duration: z.number().int().openapi({ description: 'Minutes' }),
+    merchantId: uuidSchema,
+    games: z.array(
+      z.object({
+        id: uuidSchema,
+        gameId: z.number().int(),
+        betConstraints: z.record(z.string().regex(/^[A-Z]{3}$/), BetConstraintSchema).openapi({
+          description: 'Keyed by ISO 4217 currency code',
+          example: { EUR: { betAmount: 0.5, maxWinPerBet: 100 } },
+        }),
+      }),
+    ),
+  })
+  .openapi('RewardConfiguration');

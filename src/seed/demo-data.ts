@@ -16,12 +16,12 @@ export const DEMO_MERCHANT = {
 export const DEMO_SESSION_TOKEN = 'demo-session-token';
 export const DEMO_EXPIRED_SESSION_TOKEN = 'demo-expired-token';
 
-export interface DemoBetConstraint {
+interface DemoBetConstraint {
   betAmount: string;
   maxWinPerBet: string;
 }
 
-export interface DemoGame {
+interface DemoGame {
   id: string;
   gameId: number;
   betConstraints: Record<string, DemoBetConstraint>;
@@ -253,7 +253,7 @@ export const DEMO_REWARDS: readonly DemoReward[] = [
 export const DEMO_CANCELLED_AT = '2026-01-15T12:00:00.000Z';
 
 /** A bet slip item as the repository takes it. */
-export type DemoBet = BetSlipItemInput;
+type DemoBet = BetSlipItemInput;
 
 export interface DemoSession {
   id: string;

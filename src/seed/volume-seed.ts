@@ -124,7 +124,7 @@ function playerIdWidth(players: number): number {
   return Math.max(6, String(players).length);
 }
 
-export function playerId(n: number, width: number): string {
+function playerId(n: number, width: number): string {
   return `player-${String(n).padStart(width, '0')}`;
 }
 

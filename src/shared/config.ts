@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isIpOrCidr } from './ip-ranges.js';
 
 /**
  * The only place that reads the environment. Every process parses it once at start-up; a bad value
@@ -9,77 +10,153 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/** `false` or empty: no proxy is trusted (an empty list). Otherwise a comma-separated list of IPs / CIDR ranges. */
+const trustedProxies = z
+  .string()
+  .default('false')
+  .transform((setting, context) => {
+    const entries = setting
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '' && entry !== 'false');
+    const invalid = entries.filter((entry) => !isIpOrCidr(entry));
+    if (invalid.length > 0) {
+      context.addIssue({ code: 'custom', message: `not an IP address or CIDR range: ${invalid.join(', ')}` });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
 
-export const configSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }),
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' }),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  /** Bearer token of the admin API and queue dashboard; both are disabled while it is unset. */
-  ADMIN_TOKEN: z
-    .string()
-    .min(16, 'must be at least 16 characters')
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+export const configSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }),
+    /** Required unless REDIS_CLUSTER_NODES is set. */
+    REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' }).optional(),
+    /**
+     * `host:port,host:port,...`: seed nodes of a Redis Cluster. When set, every process talks to the
+     * cluster (the queue prefix's hash tag keeps each queue in one slot) and REDIS_URL is not used.
+     */
+    REDIS_CLUSTER_NODES: z
+      .string()
+      .optional()
+      .transform((value, context) => {
+        if (value === undefined || value.trim() === '') return undefined;
+        const nodes = value.split(',').map((entry) => entry.trim());
+        const parsed = [];
+        for (const entry of nodes) {
+          const match = /^(?<host>[^:\s]+|\[[0-9a-fA-F:]+\]):(?<port>\d{1,5})$/.exec(entry);
+          if (!match?.groups) {
+            context.addIssue({ code: 'custom', message: 'must be a comma-separated list of host:port' });
+            return z.NEVER;
+          }
+          parsed.push({ host: (match.groups.host as string).replace(/^\[|\]$/g, ''), port: Number(match.groups.port) });
+        }
+        return parsed;
+      }),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    /** Bearer token of the admin API and queue dashboard; both are disabled while it is unset. */
+    ADMIN_TOKEN: z
+      .string()
+      .min(16, 'must be at least 16 characters')
+      .optional()
+      .or(z.literal('').transform(() => undefined)),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
-  /** Accepted clock difference between the merchant's `timestamp` and ours. */
-  SIGNATURE_WINDOW_MS: positiveInt(300_000),
-  /** Largest request body accepted, in bytes. */
-  BODY_LIMIT_BYTES: positiveInt(2 * 1024 * 1024),
-  /** Most identifiers one bulkCancel / bulkCancelByQuery request may carry. */
-  BULK_MAX_ITEMS: positiveInt(10_000),
-  /**
-   * Which proxies' X-Forwarded-For is believed when finding a caller's address for IP allow-lists:
-   * `false` (default, the peer address is the source), or a comma-separated list of proxy IPs/CIDRs.
-   */
-  TRUST_PROXY: z.string().default('false'),
-  /** How long a merchant record is cached by each API process; bounds how long a change takes to apply. */
-  MERCHANT_CACHE_TTL_MS: nonNegativeInt(5_000),
-  /** How long an API process reuses a readAll answer for the same merchant and filters; 0 switches it off. */
-  READ_CACHE_TTL_MS: nonNegativeInt(2_000),
-  /** Requests per second per merchant on merchant routes; 0 switches rate limiting off. */
-  RATE_LIMIT_PER_SECOND: nonNegativeInt(0),
+    /** Accepted clock difference between the merchant's `timestamp` and ours. */
+    SIGNATURE_WINDOW_MS: positiveInt(300_000),
+    /** Largest request body accepted, in bytes. */
+    BODY_LIMIT_BYTES: positiveInt(2 * 1024 * 1024),
+    /** Most identifiers one bulkCancel / bulkCancelByQuery request may carry. */
+    BULK_MAX_ITEMS: positiveInt(10_000),
+    /**
+     * Which proxies' X-Forwarded-For is believed when finding a caller's address for IP allow-lists:
+     * `false` (default, the peer address is the source), or a comma-separated list of proxy IPs/CIDRs.
+     * Parsed into that list: empty when no proxy is trusted.
+     */
+    TRUST_PROXY: trustedProxies,
+    /** How long a merchant record is cached by each API process; bounds how long a change takes to apply. */
+    MERCHANT_CACHE_TTL_MS: nonNegativeInt(5_000),
+    /** Most merchant records one API process caches (ids that name no merchant are held apart, fewer). */
+    MERCHANT_CACHE_MAX_ENTRIES: positiveInt(10_000),
+    /** Most bytes of merchant records one API process caches (allow-lists make some records large). */
+    MERCHANT_CACHE_MAX_BYTES: positiveInt(16 * 1024 * 1024),
+    /** How long an API process reuses a readAll answer for the same merchant and filters; 0 switches it off. */
+    READ_CACHE_TTL_MS: nonNegativeInt(2_000),
+    /** Most readAll answers one API process keeps. */
+    READ_CACHE_MAX_ENTRIES: positiveInt(10_000),
+    /** Most bytes of readAll answers one API process keeps; a larger answer is served but not kept. */
+    READ_CACHE_MAX_BYTES: positiveInt(32 * 1024 * 1024),
+    /**
+     * Requests per second per merchant on merchant routes, counted in Redis across every API replica;
+     * a merchant's own `rateLimitPerSecond` replaces it. 0 switches rate limiting off.
+     */
+    RATE_LIMIT_PER_SECOND: nonNegativeInt(0),
+    /**
+     * How long a request waits for Redis to count it. Past this the request is let through uncounted
+     * (the limit fails open): a slow or absent Redis must not slow down or block reads.
+     */
+    RATE_LIMIT_TIMEOUT_MS: positiveInt(100),
 
-  /** Redis key prefix of every queue. The hash tag keeps one queue's keys in one Redis Cluster slot. */
-  QUEUE_PREFIX: z.string().min(1).default('{rewards}'),
-  /** How long the API waits for Redis to store a job before it answers 503. */
-  ENQUEUE_TIMEOUT_MS: positiveInt(1_500),
-  /** Above this many waiting cancellation jobs the API answers 503 instead of queueing more; 0 = no cap. */
-  QUEUE_MAX_WAITING: nonNegativeInt(0),
+    /** Redis key prefix of every queue. The hash tag keeps one queue's keys in one Redis Cluster slot. */
+    QUEUE_PREFIX: z.string().min(1).default('{rewards}'),
+    /** How long the API waits for Redis to store a job before it answers 503. */
+    ENQUEUE_TIMEOUT_MS: positiveInt(1_500),
+    /**
+     * Operators' cap per queue: above this many waiting jobs in a queue (counted per queue: a backlog
+     * of bulk jobs does not refuse single cancels) the API answers 503 instead of queueing more; 0 = no cap.
+     */
+    QUEUE_MAX_WAITING: nonNegativeInt(0),
+    /** Default per-merchant cap of bulk jobs queued or running (fan-out parts not counted); a merchant's own setting wins. */
+    MAX_QUEUED_JOBS: positiveInt(100),
 
-  DB_POOL_SIZE: positiveInt(10),
-  /** Rewards per transaction in the worker. */
-  CANCEL_BATCH_SIZE: positiveInt(10_000),
-  /** A bulk job with more identifiers than this is split into child jobs shared by all workers. */
-  FANOUT_THRESHOLD: positiveInt(2_000),
-  /** Identifiers (ids, external ids or players) per child job of a split bulk job. */
-  FANOUT_CHUNK_SIZE: positiveInt(1_000),
-  /** Concurrent single-cancel jobs one worker holds; they are applied together (coalesced). */
-  WORKER_CANCEL_CONCURRENCY: positiveInt(500),
-  /**
-   * Concurrent bulk jobs (and child jobs) one worker runs. One per replica by default: each is bound by
-   * one Postgres backend's CPU, so throughput grows by adding replicas (or cores), not by piling
-   * transactions onto the same cores, which only slows the reads beside them.
-   */
-  WORKER_BULK_CONCURRENCY: positiveInt(1),
-  /** Most single cancels applied by one UPDATE; 1 switches coalescing off (one UPDATE per job). */
-  COALESCE_MAX_BATCH: positiveInt(500),
-  /** How long a coalescing batch waits for more single cancels before it is applied. */
-  COALESCE_WINDOW_MS: nonNegativeInt(5),
-  /**
-   * How long a worker's hold on a job lasts without renewal. A worker that dies (kill -9, lost node)
-   * gives its jobs back after this long; a live worker renews the lock every half of it.
-   */
-  WORKER_LOCK_DURATION_MS: positiveInt(30_000),
-  /** Time the process allows itself to drain on SIGTERM before it forces the exit. */
-  SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
-  METRICS_ENABLED: booleanFromEnv.default(true),
-});
+    DB_POOL_SIZE: positiveInt(10),
+    /**
+     * How long a request waits for a Postgres connection before it fails. Short, so that reads answer
+     * 503 within 2 s while the database is away, instead of hanging.
+     */
+    DB_CONNECT_TIMEOUT_MS: positiveInt(1_500),
+    /** Rewards per transaction in the worker. */
+    CANCEL_BATCH_SIZE: positiveInt(10_000),
+    /** A bulk job with more identifiers than this is split into child jobs shared by all workers. */
+    FANOUT_THRESHOLD: positiveInt(2_000),
+    /** Identifiers (ids, external ids or players) per child job of a split bulk job. */
+    FANOUT_CHUNK_SIZE: positiveInt(1_000),
+    /** Concurrent single-cancel jobs one worker holds; they are applied together (coalesced). */
+    WORKER_CANCEL_CONCURRENCY: positiveInt(500),
+    /**
+     * Concurrent bulk jobs (and child jobs) one worker runs. One per replica by default: each is bound by
+     * one Postgres backend's CPU, so throughput grows by adding replicas (or cores), not by piling
+     * transactions onto the same cores, which only slows the reads beside them.
+     */
+    WORKER_BULK_CONCURRENCY: positiveInt(1),
+    /** Most single cancels applied by one UPDATE; 1 switches coalescing off (one UPDATE per job). */
+    COALESCE_MAX_BATCH: positiveInt(500),
+    /** How long a coalescing batch waits for more single cancels before it is applied. */
+    COALESCE_WINDOW_MS: nonNegativeInt(5),
+    /**
+     * How long a worker's hold on a job lasts without renewal; a live worker renews it every half of it,
+     * so only an event loop blocked for 5 s would lose it. A worker that dies (kill -9, lost node) gives
+     * its jobs back once the lock has expired and the next stalled check runs: at most
+     * WORKER_LOCK_DURATION_MS + WORKER_STALLED_INTERVAL_MS (14 s by default) after its last renewal.
+     */
+    WORKER_LOCK_DURATION_MS: positiveInt(10_000),
+    /** How often each worker looks for jobs whose lock expired (a dead worker's jobs). */
+    WORKER_STALLED_INTERVAL_MS: positiveInt(4_000),
+    /** Time the process allows itself to drain on SIGTERM before it forces the exit. */
+    SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
+    METRICS_ENABLED: booleanFromEnv.default(true),
+  })
+  .superRefine((config, context) => {
+    if (config.REDIS_URL === undefined && config.REDIS_CLUSTER_NODES === undefined) {
+      context.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required (or set REDIS_CLUSTER_NODES)' });
+    }
+  });
 
 export type Config = z.infer<typeof configSchema>;
 

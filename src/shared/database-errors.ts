@@ -38,3 +38,9 @@ export function isTransientDatabaseError(error: unknown): boolean {
     code === '53400'
   );
 }
+
+/** A Postgres unique violation (23505) of the named constraint or unique index. */
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  return codeOf(error) === '23505' && (error as { constraint?: unknown }).constraint === constraint;
+}

@@ -4,7 +4,7 @@
  * becomes INTERNAL_ERROR with a generic message.
  */
 
-export const errorCatalogue = {
+const errorCatalogue = {
   INVALID_REQUEST: { errorCode: 1, status: 400, message: 'Invalid request' },
   AUTHENTICATION_FAILED: { errorCode: 2, status: 401, message: 'Authentication failed' },
   TIMESTAMP_EXPIRED: { errorCode: 3, status: 401, message: 'Timestamp outside the accepted window' },
@@ -27,23 +27,31 @@ export interface ErrorBody {
   errorMessage: string;
 }
 
+export interface AppErrorOptions {
+  /** Said in the log only: why authentication failed, which dependency was down. */
+  logDetail?: string;
+  /** Seconds, for the Retry-After header of 429 and 503: a shorthand for that header. */
+  retryAfterSeconds?: number;
+  /** Headers the response carries besides the body, e.g. `WWW-Authenticate` on a 401. */
+  headers?: Readonly<Record<string, string>>;
+  cause?: unknown;
+}
+
 export class AppError extends Error {
   readonly errorName: ErrorName;
-  /** Said in the log only: why authentication failed, which dependency was down. */
   readonly logDetail: string | undefined;
-  /** Seconds, for the Retry-After header of 429 and 503. */
-  readonly retryAfterSeconds: number | undefined;
+  /** Set on the response by whatever turns this error into one. */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(
-    errorName: ErrorName,
-    message?: string,
-    options: { logDetail?: string; retryAfterSeconds?: number; cause?: unknown } = {},
-  ) {
+  constructor(errorName: ErrorName, message?: string, options: AppErrorOptions = {}) {
     super(message ?? errorCatalogue[errorName].message, { cause: options.cause });
     this.name = 'AppError';
     this.errorName = errorName;
     this.logDetail = options.logDetail;
-    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers =
+      options.retryAfterSeconds === undefined
+        ? { ...options.headers }
+        : { ...options.headers, 'Retry-After': String(options.retryAfterSeconds) };
   }
 
   get status(): HttpErrorStatus {
@@ -53,8 +61,4 @@ export class AppError extends Error {
   toBody(): ErrorBody {
     return { errorCode: errorCatalogue[this.errorName].errorCode, errorMessage: this.message };
   }
-}
-
-export function errorBody(errorName: ErrorName, message?: string): ErrorBody {
-  return { errorCode: errorCatalogue[errorName].errorCode, errorMessage: message ?? errorCatalogue[errorName].message };
 }

@@ -1,86 +1,112 @@
-import type { Job, Queue } from 'bullmq';
 import type { Db } from './db/client.js';
-import type { CancellationJobRow, JobState } from './db/schema.js';
+import type { CancellationJobRow } from './db/schema.js';
+import type { JobStateName, JobStatus, PublicJobStatus } from './job-status-schema.js';
+import { operations, queueNames } from './queue/job-catalogue.js';
+import type { RedisConnection } from './queue/redis.js';
 import { findJobRecord } from './repositories/cancellation-jobs.repository.js';
-
-export interface JobStatus {
-  jobId: string;
-  merchantId: string;
-  operation: string;
-  state: JobState;
-  /** Epoch milliseconds. */
-  createdAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-  /** Percent done, 0 to 100. */
-  progress: number;
-  result: Record<string, number> | null;
-  error: string | null;
-}
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * A job's status: from BullMQ while it holds the job (live progress), else from the
- * `cancellation_jobs` table, which keeps it after Redis has forgotten the job.
+ * Reads one job's own hash, whichever of the two queues holds it (job ids are unique across both),
+ * in one round trip. Nothing here grows with the number of jobs queued: no list is scanned (BullMQ's
+ * getState walks the waiting lists). The merchant id is read from the start of the payload, where
+ * every payload has it, so a large payload is not sent back over the wire.
  */
-export async function findJobStatus(queues: readonly Queue[], db: Db, jobId: string): Promise<JobStatus | null> {
+const READ_JOB = `
+for index, key in ipairs(KEYS) do
+  local f = redis.call('HMGET', key, 'name', 'timestamp', 'processedOn', 'finishedOn', 'progress', 'returnvalue', 'failedReason', 'data')
+  if f[1] then
+    local merchant = string.match(string.sub(f[8] or '', 1, 1024), '"merchantId":"([^"]+)"')
+    local processed, pending = 0, 0
+    if not f[4] then
+      processed = redis.call('HLEN', key .. ':processed')
+      pending = redis.call('SCARD', key .. ':dependencies')
+    end
+    return {f[1], f[2] or false, f[3] or false, f[4] or false, f[5] or false, f[6] or false, f[7] or false,
+      merchant or false, processed, pending}
+  end
+end
+return false
+`;
+
+type RawJob = [
+  name: string,
+  timestamp: string | null,
+  processedOn: string | null,
+  finishedOn: string | null,
+  progress: string | null,
+  returnvalue: string | null,
+  failedReason: string | null,
+  merchantId: string | null,
+  processedChildren: number,
+  pendingChildren: number,
+];
+
+/**
+ * A job's status: from its hash in Redis while BullMQ holds it (live progress), else from the
+ * `cancellation_jobs` table, which keeps it after Redis has forgotten the job. O(1) in Redis whatever
+ * the backlog; a Postgres outage makes the second read fail (the API answers 503).
+ */
+export async function findJobStatus(
+  redis: RedisConnection,
+  queuePrefix: string,
+  db: Db,
+  jobId: string,
+): Promise<JobStatus | null> {
   if (!JOB_ID.test(jobId)) return null;
-  for (const queue of queues) {
-    // State first, then the job: a job read before it completes would show "completed" without its result.
-    const bullState = await queue.getJobState(jobId);
-    if (bullState === 'unknown') continue;
-    const job = await queue.getJob(jobId);
-    if (job) {
-      const fromQueue = await statusFromJob(job, bullState);
-      if (fromQueue) return fromQueue;
-    }
+  const keys = [queueNames.single, queueNames.bulk].map((queue) => `${queuePrefix}:${queue}:${jobId}`);
+  const raw = (await redis.eval(READ_JOB, keys.length, ...keys)) as RawJob | null;
+  if (raw) {
+    const fromQueue = statusFromHash(jobId, raw);
+    if (fromQueue) return fromQueue;
   }
   const row = await findJobRecord(db, jobId);
   return row ? statusFromRow(row) : null;
 }
 
-async function statusFromJob(job: Job, bullState: string): Promise<JobStatus | null> {
-  const data = job.data as { merchantId?: string };
-  if (!job.id || !data.merchantId) return null;
-  const state = toJobState(bullState);
-  const result = state === 'completed' ? (job.returnvalue as Record<string, number> | null) : null;
+function isOperation(name: string): name is JobStatus['operation'] {
+  return (operations as readonly string[]).includes(name);
+}
+
+function numberOrNull(text: string | null): number | null {
+  return text === null || text === '' ? null : Number(text);
+}
+
+function statusFromHash(jobId: string, raw: RawJob): JobStatus | null {
+  const [name, timestamp, processedOn, finishedOn, progress, returnvalue, failedReason, merchantId, done, pending] =
+    raw;
+  // Parts of a split job are not the merchant's to see; their parent is.
+  if (!merchantId || !isOperation(name)) return null;
+  const result = parseResult(returnvalue);
+  let state: JobStateName;
+  if (finishedOn) state = result ? 'completed' : 'failed';
+  else state = processedOn ? 'running' : 'queued';
+  let percent = 0;
+  if (state === 'completed') percent = 100;
+  else if (done + pending > 0) percent = Math.floor((done / (done + pending)) * 100);
+  else if (progress !== null && Number.isFinite(Number(progress))) percent = Number(progress);
   return {
-    jobId: job.id,
-    merchantId: data.merchantId,
-    operation: job.name,
+    jobId,
+    merchantId,
+    operation: name,
     state,
-    createdAt: job.timestamp,
-    startedAt: job.processedOn ?? null,
-    finishedAt: state === 'completed' || state === 'failed' ? (job.finishedOn ?? null) : null,
-    progress: await progressOf(job, bullState),
-    result: result ?? null,
-    error: job.failedReason || null,
+    createdAt: Number(timestamp),
+    startedAt: numberOrNull(processedOn),
+    finishedAt: state === 'completed' || state === 'failed' ? numberOrNull(finishedOn) : null,
+    progress: percent,
+    result: state === 'completed' ? result : null,
+    error: failedReason || null,
   };
 }
 
-/** A split job's progress is the share of its parts done; others report their own as batches commit. */
-async function progressOf(job: Job, bullState: string): Promise<number> {
-  if (bullState === 'completed') return 100;
-  if (bullState === 'waiting-children') {
-    const { processed = 0, unprocessed = 0 } = await job.getDependenciesCount({ processed: true, unprocessed: true });
-    return processed + unprocessed === 0 ? 0 : Math.floor((processed / (processed + unprocessed)) * 100);
-  }
-  return typeof job.progress === 'number' ? job.progress : 0;
-}
-
-function toJobState(bullState: string): JobState {
-  switch (bullState) {
-    case 'completed':
-      return 'completed';
-    case 'failed':
-      return 'failed';
-    case 'active':
-    case 'waiting-children':
-      return 'running';
-    default:
-      // waiting, prioritized, delayed (also a retry waiting for its backoff), unknown.
-      return 'queued';
+function parseResult(returnvalue: string | null): Record<string, number> | null {
+  if (!returnvalue) return null;
+  try {
+    const parsed = JSON.parse(returnvalue) as unknown;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, number>) : null;
+  } catch {
+    return null;
   }
 }
 
@@ -99,7 +125,7 @@ function statusFromRow(row: CancellationJobRow): JobStatus {
   return {
     jobId: row.id,
     merchantId: row.merchant_id,
-    operation: row.operation,
+    operation: row.operation as JobStatus['operation'],
     state: row.state,
     createdAt: row.created_at.getTime(),
     startedAt: row.started_at?.getTime() ?? null,
@@ -110,4 +136,15 @@ function statusFromRow(row: CancellationJobRow): JobStatus {
       : null,
     error: row.error,
   };
+}
+
+/**
+ * What a merchant sees: no merchant id (the signature implies it) and no error text of ours — a driver
+ * message can name hosts, addresses or SQL. The full text stays in the logs and the admin view.
+ */
+export function publicJobStatus({ merchantId: _merchantId, error, ...status }: JobStatus): PublicJobStatus {
+  let generic: string | null = null;
+  if (status.state === 'failed') generic = 'request could not be applied';
+  else if (error) generic = 'an attempt failed, will retry';
+  return { ...status, error: generic };
 }

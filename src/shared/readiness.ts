@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db } from './db/client.js';
+import type { RedisConnection } from './queue/redis.js';
 
 export interface Readiness {
   ready: boolean;
@@ -17,11 +17,15 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** Both processes are ready only while Postgres and Redis answer, each within a second. */
-export async function checkReadiness(db: Db, redis: Redis): Promise<Readiness> {
+/**
+ * Both processes are ready only while Postgres and Redis answer, each within a second. The Redis
+ * check reads a key of the queues' own slot, so it reaches the node that owns the queues: on a
+ * cluster any node answers PING, but only the owner of the queue slot can store a job.
+ */
+export async function checkReadiness(db: Db, redis: RedisConnection, queuePrefix: string): Promise<Readiness> {
   const [postgres, redisCheck] = await Promise.allSettled([
     withTimeout(sql`SELECT 1`.execute(db), 1_000),
-    withTimeout(redis.ping(), 1_000),
+    withTimeout(redis.exists(`${queuePrefix}:readiness`), 1_000),
   ]);
   const checks = {
     postgres: postgres.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),

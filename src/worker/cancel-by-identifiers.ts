@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { CancelResult } from '../shared/queue/job-catalogue.js';
 import { cancelRewardsByIdentifiers } from '../shared/repositories/reward-cancellations.repository.js';
-import { chunk } from './fan-out.js';
+import { chunk } from './chunk.js';
 import { yieldIfStopping } from './job-lifecycle.js';
 import type { WorkerDeps } from './worker-context.js';
 

@@ -35,8 +35,9 @@ function sliceFor(batchSize: number, rewardsPerPlayer: number): number {
  * Walks the players in slices sized to about one batch of rewards (adapted to the rewards per player
  * seen so far), cancelling each slice's ACTIVE rewards in transactions of at most CANCEL_BATCH_SIZE.
  * After each slice the cursor (where the next slice starts, its size, the counts so far) is saved on
- * the job, so a retry after a crash resumes there. Work of the slice in flight at the crash is
- * recounted from the rewards themselves (they carry the job id), so the final count stays exact.
+ * the job, so a retry after a crash resumes there. Work of the slice in flight at the crash (the first
+ * slice included, before any cursor exists) is recounted from the rewards themselves (they carry the
+ * job id), so the final count stays exact.
  * Memory stays flat: nothing but one slice of player ids and a few counters is held.
  */
 export async function cancelByQuery(
@@ -53,14 +54,16 @@ export async function cancelByQuery(
     cancelled: 0,
     picked: 0,
   };
-  // Resuming: count what this job already cancelled in the slice that was in flight.
-  let carried = work.cursor
-    ? await countCancelledByJob(deps.db, {
-        jobId: work.rootJobId,
-        merchantId: work.merchantId,
-        playerIds: players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize),
-      })
-    : 0;
+  // The job may be running again (a crash, a lost lock, a hand-back, a database outage, a redelivery),
+  // and batches of the slice in flight may have committed after the last checkpoint — in the first
+  // slice there is no checkpoint at all, and nothing on the job says whether it ran before. So the
+  // slice it starts with is always counted from the rewards themselves (they carry the job id): one
+  // indexed count over about one batch of rows, and the total stays exact on every path.
+  let carried = await countCancelledByJob(deps.db, {
+    jobId: work.rootJobId,
+    merchantId: work.merchantId,
+    playerIds: players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize),
+  });
 
   while (cursor.playerIndex < players.length) {
     const slice = players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize);

@@ -4,51 +4,67 @@ import type { WorkerDeps } from './worker-context.js';
 
 export type PartPayload = JobPayload<'bulkCancelPart'>;
 
+/** What a split job keeps after its children are added: who asked, and what it must add to their sums. */
+export interface SplitMemory {
+  /** Identifiers the parts do not see but the result counts (see bulk-cancel.processor.ts). */
+  overlap?: number;
+}
+
 /**
  * Splits a large bulk job into child jobs (a BullMQ flow: the merchant's job is the parent) so that
  * every worker replica takes a share. Children have ids derived from the parent, so a parent that
- * crashes after adding them and runs again adds nothing new. The parent waits in
+ * crashes after adding them and runs again adds nothing new. Each child gets its own fair turn among
+ * the merchants' bulk work, so a split job's parts interleave with other merchants' jobs instead of
+ * running as one block. Each child carries its own slice and nothing more; once they are added the
+ * parent drops its identifiers (Redis holds each identifier once). The parent waits in
  * `waiting-children`; when the last child completes it runs once more and sums their results.
  * A child that fails for good fails the parent (failParentOnFailure).
  *
- * Returns the children's results once they are all done; throws WaitingChildrenError (BullMQ's
- * signal to park the parent) while they are not.
+ * Returns the children's results (and what the parent remembered) once they are all done; throws
+ * WaitingChildrenError (BullMQ's signal to park the parent) while they are not.
  */
 export async function fanOut<Result>(
   deps: WorkerDeps,
   job: Job,
   token: string | undefined,
-  parts: () => PartPayload[],
-): Promise<Result[]> {
+  split: () => Promise<{ parts: PartPayload[]; memory: SplitMemory }>,
+): Promise<{ results: Result[]; memory: SplitMemory }> {
   if (!token) throw new Error('fan-out needs the job lock token');
-  if ((job.data as { step?: string }).step !== 'children-added') {
-    const payloads = parts();
-    const queue = deps.queues[queueNames.bulk];
-    await queue.addBulk(
-      payloads.map((data, index) => ({
+  const data = job.data as { merchantId: string; requestId?: string; acceptedAt?: number; step?: string } & SplitMemory;
+  let memory: SplitMemory = { overlap: data.overlap };
+  if (data.step !== 'children-added') {
+    const { parts, memory: remembered } = await split();
+    memory = remembered;
+    const ids = parts.map((_, index) => partJobId(job.id as string, index));
+    const turns = await deps.turns.takeTurns(data.merchantId, ids);
+    await deps.queues[queueNames.bulk].addBulk(
+      parts.map((part, index) => ({
         name: 'bulkCancelPart',
-        data,
+        data: part,
         opts: {
-          jobId: partJobId(job.id as string, index),
+          jobId: ids[index],
+          priority: turns[index],
           parent: { id: job.id as string, queue: job.queueQualifiedName },
           failParentOnFailure: true,
+          // Its result lives on in the parent (BullMQ keeps children's return values there).
+          removeOnComplete: true,
         },
       })),
     );
-    await job.updateData({ ...job.data, step: 'children-added' });
-    deps.logger.info({ jobId: job.id, operation: job.name, parts: payloads.length }, 'job split into parts');
+    await job.updateData({
+      merchantId: data.merchantId,
+      requestId: data.requestId,
+      acceptedAt: data.acceptedAt,
+      step: 'children-added',
+      ...memory,
+    });
+    deps.logger.info({ jobId: job.id, operation: job.name, parts: parts.length }, 'job split into parts');
   }
   if (await job.moveToWaitingChildren(token)) {
     throw new WaitingChildrenError();
   }
   const values = await job.getChildrenValues<Result>();
-  return Object.values(values);
-}
-
-export function chunk<T>(items: readonly T[], size: number): T[][] {
-  const chunks: T[][] = [];
-  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
-  return chunks;
+  return { results: Object.values(values), memory };
 }
 
 /** Adds up the children's counts, key by key. */

@@ -1,18 +1,26 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import type { Redis } from 'ioredis';
 import type { Db } from '../shared/db/client.js';
+import { errorResponse } from '../shared/error-response.js';
+import { AppError } from '../shared/errors.js';
 import type { Metrics } from '../shared/metrics.js';
 import { refreshQueueDepth } from '../shared/queue/queue-depth.js';
+import type { RedisConnection } from '../shared/queue/redis.js';
 import { checkReadiness } from '../shared/readiness.js';
 import type { WorkerDeps } from './worker-context.js';
 
 /** The worker's own small HTTP server on WORKER_PORT: /healthz, /readyz and /metrics. */
-export function createHealthApp(deps: { db: Db; redis: Redis; metrics: Metrics; queues: WorkerDeps['queues'] }) {
+export function createHealthApp(deps: {
+  db: Db;
+  redis: RedisConnection;
+  queuePrefix: string;
+  metrics: Metrics;
+  queues: WorkerDeps['queues'];
+}) {
   const app = new Hono();
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const { ready, checks } = await checkReadiness(deps.db, deps.redis);
+    const { ready, checks } = await checkReadiness(deps.db, deps.redis, deps.queuePrefix);
     return c.json({ status: ready ? 'ok' : 'unavailable', checks }, ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
@@ -20,7 +28,7 @@ export function createHealthApp(deps: { db: Db; redis: Redis; metrics: Metrics; 
     c.header('Content-Type', deps.metrics.registry.contentType);
     return c.body(await deps.metrics.registry.metrics());
   });
-  app.notFound((c) => c.json({ errorCode: 10, errorMessage: 'Route not found' }, 404));
+  app.notFound((c) => errorResponse(c, new AppError('NOT_FOUND', 'Route not found')));
   return app;
 }
 

@@ -1,4 +1,5 @@
 import { DelayedError, type Job } from 'bullmq';
+import { type JobName, jobCatalogue } from '../shared/queue/job-catalogue.js';
 import { recordJobsFinished, recordJobsStarted } from '../shared/repositories/cancellation-jobs.repository.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -49,4 +50,74 @@ export async function yieldIfStopping(deps: WorkerDeps, job: Job, token: string 
   if (!deps.stopping.aborted || !token) return;
   await job.moveToDelayed(Date.now(), token);
   throw new DelayedError('worker shutting down: job handed back to the queue');
+}
+
+/** A job of the merchant's own (not a part of a split job). */
+export function isMerchantJob(job: Job): boolean {
+  return job.name !== 'bulkCancelPart';
+}
+
+/**
+ * A failed attempt: logged, and when it was the last one, counted and recorded in the audit table
+ * (through the outbox, so an outage cannot lose the row).
+ */
+export async function recordFailure(deps: WorkerDeps, job: Job, error: Error): Promise<void> {
+  const data = job.data as { merchantId?: string; requestId?: string; rootJobId?: string; operation?: string };
+  const final = (await job.getState().catch(() => 'unknown')) === 'failed';
+  const ms = Date.now() - (job.processedOn ?? job.timestamp);
+  deps.logger[final ? 'error' : 'warn'](
+    {
+      jobId: job.id,
+      merchantId: data.merchantId,
+      requestId: data.requestId,
+      operation: job.name,
+      attempt: job.attemptsMade,
+      final,
+      err: error,
+      ms,
+    },
+    final ? 'job failed' : 'job attempt failed; will retry',
+  );
+  if (!final) return;
+  deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'failed' }, ms / 1000);
+  if (!data.merchantId) return;
+  // A part that fails for good fails its parent inside Redis (failParentOnFailure), where no worker
+  // sees it happen: the part records the merchant's job as failed in the audit table itself.
+  const isPart = !isMerchantJob(job);
+  if (isPart && !data.rootJobId) return;
+  const merchantJobId = isPart ? (data.rootJobId as string) : (job.id as string);
+  await deps.outbox
+    .record([
+      {
+        id: merchantJobId,
+        merchantId: data.merchantId,
+        operation: isPart ? (data.operation ?? job.name) : (jobCatalogue[job.name as JobName]?.operation ?? job.name),
+        requestId: data.requestId,
+        createdAt: new Date(job.timestamp),
+        startedAt: new Date(job.processedOn ?? job.timestamp),
+        finishedAt: new Date(job.finishedOn ?? Date.now()),
+        state: 'failed',
+        counts: {},
+        error: isPart ? `part ${job.id} failed: ${error.message}` : error.message,
+      },
+    ])
+    .catch((writeError: unknown) =>
+      deps.logger.error({ err: writeError, jobId: job.id }, 'could not record job failure'),
+    );
+  await deps.turns.finished(data.merchantId, merchantJobId).catch(() => {});
+  await forgetIdentifiers(job);
+}
+
+/**
+ * A finished job keeps nothing in Redis that grows with its size: its identifiers (up to 10,000 ids,
+ * or a part's slice) are dropped from its data, which keeps only who asked, the split marker and the
+ * last checkpoint (a few numbers). Its
+ * counts live on in its return value and in Postgres. (Such a job cannot be run again from the
+ * dashboard: the identifiers are gone; the merchant sends the request again.)
+ */
+export async function forgetIdentifiers(job: Job): Promise<void> {
+  const { merchantId, requestId, acceptedAt, rootJobId, operation, step, cursor } = job.data as Record<string, unknown>;
+  await job.updateData({ merchantId, requestId, acceptedAt, rootJobId, operation, step, cursor }).catch(() => {
+    // Already removed (retention), or Redis away: nothing more to free.
+  });
 }

@@ -1,18 +1,26 @@
-import type { Queue } from 'bullmq';
 import type { Config } from '../shared/config.js';
 import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
-import type { QueueName } from '../shared/queue/job-catalogue.js';
+import type { MerchantTurns } from '../shared/queue/merchant-turns.js';
+import type { CancellationQueues } from '../shared/queue/queues.js';
+import type { RedisConnection } from '../shared/queue/redis.js';
+import type { AuditOutbox } from './audit-outbox.js';
 
-/** What every processor may use, built once by the worker entry point (or a test) and passed in. */
+/** What every processor may use, built once by createWorkerDeps (entry point and tests alike). */
 export interface WorkerDeps {
   config: Config;
   db: Db;
   logger: Logger;
   metrics: Metrics;
+  /** The worker's patient Redis connection: its BullMQ workers, queues and bookkeeping use it. */
+  redis: RedisConnection;
   /** Producers on the worker's own connection, for adding child jobs. */
-  queues: Record<QueueName, Queue>;
+  queues: CancellationQueues;
+  /** Fair turns of bulk work between merchants, and their caps. */
+  turns: MerchantTurns;
+  /** Final outcomes that wait in Redis while Postgres is away. */
+  outbox: AuditOutbox;
   /** Aborted on the first SIGTERM: long jobs stop after the batch in flight and hand themselves back. */
   stopping: AbortSignal;
 }

@@ -1,12 +1,14 @@
-import { type Job, type Processor, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { type JobName, jobCatalogue, jobNames, queueNames } from '../shared/queue/job-catalogue.js';
-import { recordJobsFinished } from '../shared/repositories/cancellation-jobs.repository.js';
+import { DelayedError, type Job, type Processor, UnrecoverableError, Worker } from 'bullmq';
+import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/database-errors.js';
+import { type JobName, jobNames, queueNames } from '../shared/queue/job-catalogue.js';
+import { DatabaseGate } from './database-gate.js';
 import { classifyFailure } from './job-failures.js';
+import { forgetIdentifiers, isMerchantJob, recordFailure } from './job-lifecycle.js';
 import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js';
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
-import { createCancelProcessor, createSingleCancelCoalescer } from './processors/cancel.processor.js';
+import { createCancelProcessor } from './processors/cancel.processor.js';
+import { createSingleCancelCoalescer } from './single-cancel-coalescer.js';
 import type { WorkerDeps } from './worker-context.js';
 
 type JobProcessor = (job: Job, token?: string) => Promise<unknown>;
@@ -18,10 +20,22 @@ export interface CancellationWorkers {
 }
 
 /**
+ * How often a dead worker's job may be taken over before BullMQ fails it as "stalled". Every Redis
+ * restart and every killed worker counts once; a job must survive many of those, because failing it
+ * would break the promise that an accepted cancel is applied.
+ */
+const MAX_STALLED_COUNT = 20;
+
+/** A job put back because Postgres is away runs again after 1–2 s (the gate holds it while paused). */
+function outageDelayMs(): number {
+  return 1_000 + Math.floor(Math.random() * 1_000);
+}
+
+/**
  * The BullMQ workers of one worker process: one on the single-cancel queue (high concurrency, its
  * jobs coalesced) and one on the bulk queue (low concurrency: each job is database-bound).
  */
-export function startWorkers(deps: WorkerDeps, connection: Redis): CancellationWorkers {
+export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   const coalescer = createSingleCancelCoalescer(deps);
   const processors: Record<JobName, JobProcessor> = {
     cancel: createCancelProcessor(coalescer),
@@ -29,37 +43,53 @@ export function startWorkers(deps: WorkerDeps, connection: Redis): CancellationW
     bulkCancelByQuery: createBulkCancelByQueryProcessor(deps),
     bulkCancelPart: createBulkCancelPartProcessor(deps),
   };
-  // Start-up refuses a catalogue entry without a processor (STYLE: one job catalogue).
+  // Start-up refuses a catalogue entry without a processor (one job catalogue).
   const missing = jobNames.filter((name) => typeof processors[name] !== 'function');
   if (missing.length > 0) throw new Error(`no processor for job kinds: ${missing.join(', ')}`);
+
+  const gate = new DatabaseGate(deps.db, deps.logger);
+  gate.onResume(() => void deps.outbox.flush());
 
   const dispatch: Processor = async (job, token) => {
     const processor = processors[job.name as JobName];
     if (!processor) throw new UnrecoverableError(`unknown job kind "${job.name}"`);
+    const merchantId = (job.data as { merchantId?: string }).merchantId;
+    if (job.queueName === queueNames.bulk && merchantId) await deps.turns.started(merchantId, job.id as string);
     try {
       return await processor(job, token);
     } catch (error) {
+      if (isTransientDatabaseError(error) && token) {
+        // Postgres away (or a deadlock): the job goes back to the queue without using an attempt,
+        // so no outage, however long, can make an accepted cancel fail.
+        if (isDatabaseUnavailable(error)) gate.reportUnavailable(error);
+        await job.moveToDelayed(Date.now() + outageDelayMs(), token);
+        throw new DelayedError('database unavailable: job put back without using an attempt');
+      }
       throw classifyFailure(error);
     }
   };
 
   const common = {
-    connection,
+    connection: deps.redis,
     prefix: deps.config.QUEUE_PREFIX,
     autorun: true,
     lockDuration: deps.config.WORKER_LOCK_DURATION_MS,
-    // Jobs of a dead worker are looked for as often as its locks can expire.
-    stalledInterval: deps.config.WORKER_LOCK_DURATION_MS,
+    stalledInterval: deps.config.WORKER_STALLED_INTERVAL_MS,
+    maxStalledCount: MAX_STALLED_COUNT,
   };
   const workers = [
     new Worker(queueNames.single, dispatch, { ...common, concurrency: deps.config.WORKER_CANCEL_CONCURRENCY }),
     new Worker(queueNames.bulk, dispatch, { ...common, concurrency: deps.config.WORKER_BULK_CONCURRENCY }),
   ];
+  gate.watch(workers);
   for (const worker of workers) observe(deps, worker);
+  deps.outbox.start();
 
   return {
     workers,
     async close() {
+      gate.close();
+      deps.outbox.stop();
       // Pause first so no new job is taken while the coalescer settles the jobs it holds.
       await Promise.all(workers.map((worker) => worker.pause(true)));
       await coalescer.drain();
@@ -68,11 +98,7 @@ export function startWorkers(deps: WorkerDeps, connection: Redis): CancellationW
   };
 }
 
-function isMerchantJob(job: Job): boolean {
-  return job.name !== 'bulkCancelPart';
-}
-
-/** One log line, metrics and (on final failure) the audit row per job. */
+/** One log line, metrics, the merchant's bookkeeping and (on final failure) the audit row per job. */
 function observe(deps: WorkerDeps, worker: Worker): void {
   worker.on('completed', (job, result) => {
     const ms = (job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp);
@@ -90,57 +116,17 @@ function observe(deps: WorkerDeps, worker: Worker): void {
       },
       'job completed',
     );
+    if (job.queueName !== queueNames.bulk) return;
+    if (data.merchantId) void deps.turns.finished(data.merchantId, job.id as string).catch(() => {});
+    void forgetIdentifiers(job);
   });
 
   worker.on('failed', (job, error) => {
     if (!job) return;
-    void recordFinalFailure(deps, job, error);
+    void recordFailure(deps, job, error);
   });
 
   worker.on('error', (error) => {
     deps.logger.error({ err: error }, 'worker error');
   });
-}
-
-async function recordFinalFailure(deps: WorkerDeps, job: Job, error: Error): Promise<void> {
-  const data = job.data as { merchantId?: string; requestId?: string; rootJobId?: string };
-  const final = (await job.getState().catch(() => 'unknown')) === 'failed';
-  const ms = Date.now() - (job.processedOn ?? job.timestamp);
-  deps.logger[final ? 'error' : 'warn'](
-    {
-      jobId: job.id,
-      merchantId: data.merchantId,
-      requestId: data.requestId,
-      operation: job.name,
-      attempt: job.attemptsMade,
-      final,
-      err: error,
-      ms,
-    },
-    final ? 'job failed' : 'job attempt failed; will retry',
-  );
-  if (!final) return;
-  deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'failed' }, ms / 1000);
-  if (!data.merchantId) return;
-  // A part that fails for good fails its parent inside Redis (failParentOnFailure), where no worker
-  // sees it happen: the part records the merchant's job as failed in the audit table itself.
-  const isPart = !isMerchantJob(job);
-  const partData = job.data as { rootJobId?: string; operation?: string };
-  if (isPart && !partData.rootJobId) return;
-  await recordJobsFinished(deps.db, [
-    {
-      id: isPart ? (partData.rootJobId as string) : (job.id as string),
-      merchantId: data.merchantId,
-      operation: isPart ? (partData.operation ?? job.name) : (jobCatalogue[job.name as JobName]?.operation ?? job.name),
-      requestId: data.requestId,
-      createdAt: new Date(job.timestamp),
-      startedAt: new Date(job.processedOn ?? job.timestamp),
-      finishedAt: new Date(job.finishedOn ?? Date.now()),
-      state: 'failed',
-      counts: {},
-      error: isPart ? `part ${job.id} failed: ${error.message}` : error.message,
-    },
-  ]).catch((writeError: unknown) =>
-    deps.logger.error({ err: writeError, jobId: job.id }, 'could not record job failure'),
-  );
 }

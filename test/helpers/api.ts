@@ -1,12 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { createApiDeps } from '../../src/api/api-deps.js';
 import { createApp } from '../../src/api/app.js';
 import type { ApiDeps, App } from '../../src/api/context.js';
-import { MerchantDirectory } from '../../src/api/merchant-directory.js';
-import { ReadAllCache } from '../../src/api/read-all-cache.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { Metrics } from '../../src/shared/metrics.js';
-import { CancellationProducer } from '../../src/shared/queue/producer.js';
 import { createRedis } from '../../src/shared/queue/redis.js';
 import type { TestEnvironment } from './environment.js';
 
@@ -38,24 +36,16 @@ export async function startTestApi(
   options: TestApiOptions = {},
 ): Promise<TestApi> {
   const { config } = env;
-  const redis = createRedis(options.redisUrl ?? config.REDIS_URL, 'producer', 'rewards-api-test');
+  const redis = createRedis(options.redisUrl ?? config, 'producer', 'rewards-api-test');
   if (options.waitForRedis !== false) {
     await new Promise<void>((resolve, reject) => {
       redis.once('ready', () => resolve());
       setTimeout(() => reject(new Error('redis did not become ready')), 5_000).unref();
     });
   }
-  const deps: ApiDeps = {
-    config,
-    db: env.db,
-    logger: createLogger({ level: config.LOG_LEVEL, name: 'api-test' }),
-    metrics: new Metrics({ collectDefaults: false, processName: 'api' }),
-    producer: new CancellationProducer(redis, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS, config.QUEUE_MAX_WAITING),
-    redis,
-    merchants: new MerchantDirectory(env.db, config.MERCHANT_CACHE_TTL_MS),
-    readAllCache: new ReadAllCache(config.READ_CACHE_TTL_MS),
-    ...depsOverrides,
-  };
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'api-test' });
+  const metrics = new Metrics({ collectDefaults: false, processName: 'api' });
+  const deps: ApiDeps = { ...createApiDeps(config, logger, { db: env.db, redis }, metrics), ...depsOverrides };
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

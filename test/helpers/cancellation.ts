@@ -1,4 +1,6 @@
+import type { Queue } from 'bullmq';
 import { expect } from 'vitest';
+import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
 import type { TestApi } from './api.js';
 import type { MerchantCredentials } from './signing.js';
 import { signedBody } from './signing.js';
@@ -11,17 +13,8 @@ export const cancelPaths = {
   jobStatus: '/api/v1/integration/jobs/status',
 } as const;
 
-export interface JobStatusBody {
-  jobId: string;
-  operation: string;
-  state: 'queued' | 'running' | 'completed' | 'failed';
-  createdAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-  progress: number;
-  result: Record<string, number> | null;
-  error: string | null;
-}
+/** The job-status body, as the route's schema declares it. */
+export type JobStatusBody = PublicJobStatus;
 
 /** Sends a signed cancel request, expects 200 with an empty body, and returns the job id. */
 export async function requestCancellation(
@@ -58,4 +51,15 @@ export async function waitForJob(
     },
     { timeoutMs, what: `job ${jobId} to finish` },
   );
+}
+
+/**
+ * At-least-once delivery, as it happens when a worker dies after its last commit: the same job (same
+ * id, same payload) is delivered once more. The finished job is removed first (BullMQ keeps one job per
+ * id), then added again as the producer added it.
+ */
+export async function redeliver(queue: Queue, jobId: string, name: string, payload: Record<string, unknown>) {
+  const finished = await queue.getJob(jobId);
+  await finished?.remove();
+  await queue.add(name, payload, { jobId, priority: 1 });
 }

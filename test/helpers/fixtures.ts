@@ -53,12 +53,12 @@ export async function createMerchant(db: Db, options: MerchantOptions = {}): Pro
 }
 
 /** Amounts as decimal strings, stored as `numeric` exactly as written. */
-export interface BetConstraintInput {
+interface BetConstraintInput {
   betAmount: string;
   maxWinPerBet: string;
 }
 
-export interface GameInput {
+interface GameInput {
   gameId: number;
   betConstraints: Record<string, BetConstraintInput>;
 }
@@ -220,7 +220,7 @@ export async function createRewards(
   }));
 }
 
-export interface PlayerInput {
+interface PlayerInput {
   username?: string;
   nickname?: string;
   firstName?: string;

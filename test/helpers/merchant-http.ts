@@ -6,7 +6,7 @@ import { type MerchantCredentials, signedBody } from './signing.js';
  * rather than as a test that never ends.
  */
 
-export const merchantPaths = {
+const merchantPaths = {
   cancel: '/api/v1/integration/rewards/cancel',
   bulkCancel: '/api/v1/integration/rewards/bulkCancel',
   bulkCancelByQuery: '/api/v1/integration/rewards/bulkCancelByQuery',

@@ -10,7 +10,7 @@ import { eventually } from './worker.js';
  * MIGRATE the keys, SETSLOT NODE everywhere), so a test can move a queue's slot while traffic runs.
  */
 
-export interface ClusterNode {
+interface ClusterNode {
   server: RedisServer;
   id: string;
   port: number;
@@ -33,14 +33,14 @@ export interface RedisCluster {
   stop(): Promise<void>;
 }
 
-export interface MoveSlotOptions {
+interface MoveSlotOptions {
   /** Keys per MIGRATE call (default 20). */
   keysPerBatch?: number;
   /** Pause between MIGRATE calls, so traffic meets a slot that is half moved (default 0). */
   pauseMs?: number;
 }
 
-export interface MoveSlotReport {
+interface MoveSlotReport {
   from: number;
   to: number;
   keysMoved: number;

@@ -238,7 +238,7 @@ function dockerAvailable(): boolean {
 }
 
 /** Raw RESP, so readiness does not depend on a client's reconnect logic: `+PONG`, not `-LOADING`. */
-export function pingOnce(port: number, timeoutMs = 1_000): Promise<string> {
+function pingOnce(port: number, timeoutMs = 1_000): Promise<string> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     let answer = '';

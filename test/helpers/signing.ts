@@ -1,20 +1,18 @@
-import { signMessage } from '../../src/shared/signature.js';
+import { buildSignedFields } from '../../src/tools/signed-request.js';
 
 export interface MerchantCredentials {
   id: string;
   secretKey: string;
 }
 
-/** A request body signed as a merchant would sign it: `{merchantId, timestamp, hash, ...fields}`. */
+/**
+ * A request body signed as a merchant would sign it: `{merchantId, timestamp, hash, ...fields}`,
+ * built by the same function as `npm run sign`. A field given here replaces a signed one.
+ */
 export function signedBody(
   merchant: MerchantCredentials,
   fields: Record<string, unknown> = {},
   timestamp: number = Date.now(),
 ): Record<string, unknown> {
-  return {
-    merchantId: merchant.id,
-    timestamp,
-    hash: signMessage(merchant.id, timestamp, merchant.secretKey),
-    ...fields,
-  };
+  return buildSignedFields(merchant.id, merchant.secretKey, timestamp, fields);
 }

@@ -1,9 +1,9 @@
-import { Queue } from 'bullmq';
 import { createLogger } from '../../src/shared/logger.js';
 import { Metrics } from '../../src/shared/metrics.js';
-import { defaultJobOptions, type QueueName, queueNames } from '../../src/shared/queue/job-catalogue.js';
+import { closeCancellationQueues } from '../../src/shared/queue/queues.js';
 import { createRedis } from '../../src/shared/queue/redis.js';
 import type { WorkerDeps } from '../../src/worker/worker-context.js';
+import { createWorkerDeps } from '../../src/worker/worker-deps.js';
 import { type CancellationWorkers, startWorkers } from '../../src/worker/workers.js';
 import type { TestEnvironment } from './environment.js';
 
@@ -13,25 +13,18 @@ export interface TestWorker {
   close(): Promise<void>;
 }
 
-/** The real worker (same processors, same BullMQ workers) in this test process, on the file's prefix. */
+/**
+ * The real worker (the production wiring, same processors, same BullMQ workers) in this test process,
+ * on the file's database and prefix.
+ */
 export async function startTestWorker(env: TestEnvironment): Promise<TestWorker> {
   const { config } = env;
-  const redis = createRedis(config.REDIS_URL, 'worker', 'rewards-worker-test');
-  const queueOptions = { connection: redis, prefix: config.QUEUE_PREFIX, defaultJobOptions };
-  const queues = {
-    [queueNames.single]: new Queue(queueNames.single, queueOptions),
-    [queueNames.bulk]: new Queue(queueNames.bulk, queueOptions),
-  } as Record<QueueName, Queue>;
+  const redis = createRedis(config, 'worker', 'rewards-worker-test');
   const stopping = new AbortController();
-  const deps: WorkerDeps = {
-    config,
-    db: env.db,
-    logger: createLogger({ level: config.LOG_LEVEL, name: 'worker-test' }),
-    metrics: new Metrics({ collectDefaults: false, processName: 'worker' }),
-    queues,
-    stopping: stopping.signal,
-  };
-  const running = startWorkers(deps, redis);
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker-test' });
+  const metrics = new Metrics({ collectDefaults: false, processName: 'worker' });
+  const deps = createWorkerDeps(config, logger, { db: env.db, redis }, stopping.signal, metrics);
+  const running = startWorkers(deps);
   await Promise.all(running.workers.map((worker) => worker.waitUntilReady()));
   return {
     deps,
@@ -39,7 +32,7 @@ export async function startTestWorker(env: TestEnvironment): Promise<TestWorker>
     async close() {
       stopping.abort();
       await running.close();
-      await Promise.all(Object.values(queues).map((queue) => queue.close()));
+      await closeCancellationQueues(deps.queues);
       redis.disconnect();
     },
   };

@@ -185,6 +185,23 @@ describe('merchants', () => {
     expect(row).toMatchObject({ status: 'ACTIVE', allowed_ips: null, name: 'Main' });
   });
 
+  it('takes quotas only as positive whole numbers (or null), and keeps the old values on refusal', async () => {
+    const path = `/admin/v1/merchants/${merchantId}`;
+    expect((await admin('PATCH', path, { maxQueuedJobs: 7, rateLimitPerSecond: 9 })).status).toBe(200);
+    for (const field of ['maxQueuedJobs', 'rateLimitPerSecond']) {
+      for (const value of [0, -1, 1.5, '5', true, 2_147_483_648]) {
+        await expectInvalid(admin('PATCH', path, { [field]: value }), field);
+      }
+    }
+    const row = await env.db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ max_queued_jobs: 7, rate_limit_per_second: 9 });
+    // The database holds the same rule, whoever writes the row.
+    await expect(
+      env.db.updateTable('merchants').set({ max_queued_jobs: 0 }).where('id', '=', merchantId).execute(),
+    ).rejects.toThrow(/max_queued_jobs_check/);
+    expect((await admin('PATCH', path, { maxQueuedJobs: null, rateLimitPerSecond: null })).status).toBe(200);
+  });
+
   it('keeps previousValidForMs within 0 to 30 days', async () => {
     const path = `/admin/v1/merchants/${merchantId}/secret-rotations`;
     const before = await env.db

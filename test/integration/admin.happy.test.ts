@@ -113,7 +113,14 @@ describe('merchants', () => {
 
     const disabled = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, { status: 'DISABLED' });
     expect(disabled.status).toBe(200);
-    expect(await disabled.json()).toEqual({ id: merchant.id, name: 'Patched', status: 'DISABLED', allowedIps: null });
+    expect(await disabled.json()).toEqual({
+      id: merchant.id,
+      name: 'Patched',
+      status: 'DISABLED',
+      allowedIps: null,
+      maxQueuedJobs: null,
+      rateLimitPerSecond: null,
+    });
     expect(await (await readAll(merchant)).json()).toEqual({ errorCode: 2, errorMessage: 'Authentication failed' });
 
     const elsewhere = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {
@@ -126,6 +133,8 @@ describe('merchants', () => {
       name: 'Patched',
       status: 'ACTIVE',
       allowedIps: ['192.0.2.0/24'],
+      maxQueuedJobs: null,
+      rateLimitPerSecond: null,
     });
     expect((await readAll(merchant)).status).toBe(403);
 
@@ -133,8 +142,57 @@ describe('merchants', () => {
     const statusOnly = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {});
     expect(await statusOnly.json()).toMatchObject({ status: 'ACTIVE', allowedIps: ['192.0.2.0/24'] });
     const open = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, { allowedIps: null });
-    expect(await open.json()).toEqual({ id: merchant.id, name: 'Patched', status: 'ACTIVE', allowedIps: null });
+    expect(await open.json()).toEqual({
+      id: merchant.id,
+      name: 'Patched',
+      status: 'ACTIVE',
+      allowedIps: null,
+      maxQueuedJobs: null,
+      rateLimitPerSecond: null,
+    });
     expect((await readAll(merchant)).status).toBe(200);
+  });
+});
+
+describe('merchant quotas', () => {
+  it('sets and resets maxQueuedJobs and rateLimitPerSecond, effective at once', async () => {
+    const merchant = await createMerchant({ name: 'Quota' });
+    expect((await readAll(merchant)).headers.get('ratelimit-limit')).toBeNull(); // no limit by default; cached
+
+    const limited = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {
+      maxQueuedJobs: 3,
+      rateLimitPerSecond: 1,
+    });
+    expect(limited.status).toBe(200);
+    expect(await limited.json()).toEqual({
+      id: merchant.id,
+      name: 'Quota',
+      status: 'ACTIVE',
+      allowedIps: null,
+      maxQueuedJobs: 3,
+      rateLimitPerSecond: 1,
+    });
+    // What authentication hands to the routes (the producer reads maxQueuedJobs from it).
+    expect(await api.deps.merchants.find(merchant.id)).toMatchObject({ maxQueuedJobs: 3, rateLimitPerSecond: 1 });
+    // One request a second: a second one soon after is refused (tried until it falls in the same window).
+    const statuses: number[] = [];
+    for (let i = 0; i < 20 && !statuses.includes(429); i++) statuses.push((await readAll(merchant)).status);
+    expect(statuses).toContain(429);
+
+    // Fields left out keep their value; null returns to the defaults (here: no rate limit).
+    expect(await (await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {})).json()).toMatchObject({
+      maxQueuedJobs: 3,
+      rateLimitPerSecond: 1,
+    });
+    const reset = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {
+      maxQueuedJobs: null,
+      rateLimitPerSecond: null,
+    });
+    expect(await reset.json()).toMatchObject({ maxQueuedJobs: null, rateLimitPerSecond: null });
+    const burst = await Promise.all(Array.from({ length: 5 }, () => readAll(merchant)));
+    expect(burst.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(burst[0]?.headers.get('ratelimit-limit')).toBeNull();
+    expect(await api.deps.merchants.find(merchant.id)).toMatchObject({ maxQueuedJobs: null, rateLimitPerSecond: null });
   });
 });
 

@@ -18,7 +18,7 @@ let proxiedApi: TestApi;
 beforeAll(async () => {
   env = await createTestEnvironment();
   api = await startTestApi(env);
-  proxiedApi = await startTestApi(env, { config: { ...env.config, TRUST_PROXY: '127.0.0.1' } });
+  proxiedApi = await startTestApi(env, { config: { ...env.config, TRUST_PROXY: ['127.0.0.1'] } });
 });
 afterAll(async () => {
   await proxiedApi?.close();
@@ -433,7 +433,13 @@ describe.each(routes)('$name', (route) => {
       expect(served.length).toBeGreaterThanOrEqual(1);
       for (const response of limited) {
         expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(response.headers.get('ratelimit-remaining')).toBe('0');
         await expectError(response, 429, 7);
+      }
+      // Every answer to a rate-limited merchant says where it stands, served or not.
+      for (const response of responses) {
+        expect(response.headers.get('ratelimit-limit')).toBe('2');
+        expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
       }
       for (const response of served) await route.expectServed(response, prepared, context);
     });

@@ -296,7 +296,10 @@ describe('Postgres unreachable', () => {
       poolSize: 1,
       applicationName: 't',
     });
-    noDatabaseApi = await startTestApi(env, { db: deadDb, merchants: new MerchantDirectory(deadDb, 0) });
+    noDatabaseApi = await startTestApi(env, {
+      db: deadDb,
+      merchants: new MerchantDirectory(deadDb, { ttlMs: 0, maxEntries: 1, maxBytes: 1 }),
+    });
     // Authentication still reaches the merchants, but the route's own queries fail.
     queryFailsApi = await startTestApi(env, { db: deadDb });
     session = await createSession(env.db, { merchantId: merchant.id, playerId: 'pg-down-player' });

@@ -30,8 +30,14 @@ describe('loadConfig', () => {
       SIGNATURE_WINDOW_MS: 300_000,
       BODY_LIMIT_BYTES: 2 * 1024 * 1024,
       BULK_MAX_ITEMS: 10_000,
-      TRUST_PROXY: 'false',
+      TRUST_PROXY: [],
       RATE_LIMIT_PER_SECOND: 0,
+      RATE_LIMIT_TIMEOUT_MS: 100,
+      MAX_QUEUED_JOBS: 100,
+      MERCHANT_CACHE_MAX_ENTRIES: 10_000,
+      MERCHANT_CACHE_MAX_BYTES: 16 * 1024 * 1024,
+      READ_CACHE_MAX_ENTRIES: 10_000,
+      READ_CACHE_MAX_BYTES: 32 * 1024 * 1024,
       QUEUE_PREFIX: '{rewards}',
     });
     // The admin API and dashboard stay disabled until a token is configured.
@@ -60,7 +66,11 @@ describe('loadConfig', () => {
     ['ADMIN_TOKEN', { ...required, ADMIN_TOKEN: 'short' }],
     ['SIGNATURE_WINDOW_MS', { ...required, SIGNATURE_WINDOW_MS: '0' }],
     ['BODY_LIMIT_BYTES', { ...required, BODY_LIMIT_BYTES: '1.5' }],
+    ['MAX_QUEUED_JOBS', { ...required, MAX_QUEUED_JOBS: '0' }],
+    ['RATE_LIMIT_TIMEOUT_MS', { ...required, RATE_LIMIT_TIMEOUT_MS: '0' }],
+    ['READ_CACHE_MAX_BYTES', { ...required, READ_CACHE_MAX_BYTES: '-1' }],
     ['METRICS_ENABLED', { ...required, METRICS_ENABLED: 'maybe' }],
+    ['TRUST_PROXY', { ...required, TRUST_PROXY: 'proxy.internal' }],
   ])('names %s when its value is wrong', (variable, env) => {
     const error = errorOf(env);
     expect(error.message).toMatch(new RegExp(`^\\s*${variable}: `, 'm'));

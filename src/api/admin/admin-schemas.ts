@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { Db } from '../../shared/db/client.js';
 import type { Merchant } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { isIpOrCidr } from '../../shared/ip-ranges.js';
 import { findMerchantById } from '../../shared/repositories/merchants.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 
 /** What every admin route declares in the OpenAPI document. */
 export const adminRouteMeta = {
@@ -12,9 +14,10 @@ export const adminRouteMeta = {
 };
 
 export const MerchantIdParamsSchema = z.object({
-  merchantId: z
-    .uuid()
-    .openapi({ param: { name: 'merchantId', in: 'path' }, example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+  merchantId: uuidSchema.openapi({
+    param: { name: 'merchantId', in: 'path' },
+    example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b',
+  }),
 });
 
 /** 9999-12-31T23:59:59.999Z: every instant up to it has an ISO-8601 form and fits timestamptz. */
@@ -63,6 +66,12 @@ export const allowedIpsSchema = z
   .nullable()
   .openapi({ description: 'Source addresses or CIDR ranges allowed; null: any source', example: ['203.0.113.0/24'] });
 
+/**
+ * A per-merchant quota: a positive whole number, or null for the deployment's default. The upper bound
+ * is what the integer column holds, so a huge number is a 400 rather than a database error.
+ */
+export const quotaSchema = z.number().int().min(1).max(2_147_483_647).nullable();
+
 /** The merchant a route's path names, or 404. */
 export async function requireMerchant(db: Db, merchantId: string): Promise<Merchant> {
   const merchant = await findMerchantById(db, merchantId);
@@ -70,9 +79,7 @@ export async function requireMerchant(db: Db, merchantId: string): Promise<Merch
   return merchant;
 }
 
-/** A Postgres unique violation (23505) of the named constraint or unique index. */
-export function isUniqueViolation(error: unknown, constraint: string): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, constraint: violated } = error as { code?: unknown; constraint?: unknown };
-  return code === '23505' && violated === constraint;
+/** 32 random bytes as hex: the secret of a new merchant or of a rotation. */
+export function generateSecretKey(): string {
+  return randomBytes(32).toString('hex');
 }

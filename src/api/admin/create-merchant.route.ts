@@ -1,14 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { createRoute, z } from '@hono/zod-openapi';
 import { merchantStatuses } from '../../shared/db/schema.js';
 import { insertMerchant } from '../../shared/repositories/merchants.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { adminErrorResponses, jsonBody } from '../schemas.js';
-import { adminRouteMeta, allowedIpsSchema } from './admin-schemas.js';
+import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
+import { adminRouteMeta, allowedIpsSchema, generateSecretKey } from './admin-schemas.js';
 
-export const CreateMerchantRequestSchema = z
+const CreateMerchantRequestSchema = z
   .strictObject({
-    name: z.string().min(1).max(255).openapi({ example: 'Demo Casino' }),
+    name: identifier.openapi({ example: 'Demo Casino' }),
     secretKey: z
       .string()
       .min(16)
@@ -19,9 +19,9 @@ export const CreateMerchantRequestSchema = z
   })
   .openapi('AdminCreateMerchantRequest');
 
-export const CreatedMerchantSchema = z
+const CreatedMerchantSchema = z
   .object({
-    id: z.uuid(),
+    id: uuidSchema,
     name: z.string(),
     secretKey: z.string().openapi({ description: 'Shown here and in rotations only' }),
     status: z.enum(merchantStatuses),
@@ -54,9 +54,4 @@ export function registerCreateMerchant(app: App): void {
       201,
     );
   });
-}
-
-/** 32 random bytes as hex: the secret of a new merchant or of a rotation. */
-export function generateSecretKey(): string {
-  return randomBytes(32).toString('hex');
 }

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { isUniqueViolation } from '../../shared/database-errors.js';
 import { configurationStatuses, rewardTypes } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import {
@@ -7,14 +8,13 @@ import {
   selectConfigurationJson,
 } from '../../shared/repositories/reward-configurations.repository.js';
 import type { App } from '../context.js';
-import { RewardConfigurationSchema } from '../routes/read-all.route.js';
-import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
+import { adminErrorResponses, identifier, jsonBody, RewardConfigurationSchema } from '../schemas.js';
+import { rawJson } from '../typed-responses.js';
 import {
   adminRouteMeta,
   currencyCodeSchema,
   decimalSchema,
   instantSchema,
-  isUniqueViolation,
   MerchantIdParamsSchema,
   requireMerchant,
 } from './admin-schemas.js';
@@ -36,10 +36,10 @@ const GameInputSchema = z.strictObject({
     .openapi({ example: { EUR: { betAmount: 0.5, maxWinPerBet: 100 } } }),
 });
 
-export const CreateRewardConfigurationRequestSchema = z
+const CreateRewardConfigurationRequestSchema = z
   .strictObject({
     externalId: identifier.nullish().openapi({ description: 'Merchant-defined id, unique per merchant' }),
-    name: z.string().min(1).max(255).openapi({ example: 'Welcome free bets' }),
+    name: identifier.openapi({ example: 'Welcome free bets' }),
     status: z.enum(configurationStatuses),
     rewardType: z.enum(rewardTypes),
     numberOfFreeBets: z.number().int().min(1).max(INT32_MAX),
@@ -117,8 +117,7 @@ export function registerCreateRewardConfiguration(app: App): void {
     const configuration = await selectConfigurationJson(db, merchantId, id);
     if (configuration === undefined) throw new Error(`configuration ${id} not found right after it was created`);
     c.var.logger.info({ merchantId, rewardConfigurationId: id }, 'reward configuration created');
-    c.header('Content-Type', 'application/json');
     // Postgres wrote it, as for readAll: the amounts keep their exact decimal text.
-    return c.body(configuration, 201) as never;
+    return rawJson(c, RewardConfigurationSchema, configuration, 201);
   });
 }

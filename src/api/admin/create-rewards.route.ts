@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { isUniqueViolation } from '../../shared/database-errors.js';
 import { rewardStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { findMerchantConfigurationIds } from '../../shared/repositories/reward-configurations.repository.js';
@@ -7,20 +8,21 @@ import {
   insertRewards,
   REWARD_EXTERNAL_ID_KEY,
 } from '../../shared/repositories/rewards.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
-import { adminRouteMeta, isUniqueViolation, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
 
-export const MAX_REWARDS_PER_REQUEST = 10_000;
+const MAX_REWARDS_PER_REQUEST = 10_000;
 
 const NewRewardSchema = z.strictObject({
   playerId: identifier,
-  rewardConfigurationId: z.uuid().openapi({ description: "One of this merchant's configurations" }),
+  rewardConfigurationId: uuidSchema.openapi({ description: "One of this merchant's configurations" }),
   externalId: identifier.nullish().openapi({ description: 'Merchant-defined id, unique per merchant' }),
   status: z.enum(rewardStatuses).default('ACTIVE'),
 });
 
-export const CreateRewardsRequestSchema = z
+const CreateRewardsRequestSchema = z
   .strictObject({
     rewards: z.array(NewRewardSchema).min(1).max(MAX_REWARDS_PER_REQUEST),
   })
@@ -36,15 +38,15 @@ export const CreateRewardsRequestSchema = z
   })
   .openapi('AdminCreateRewardsRequest');
 
-export const CreatedRewardSchema = z.object({
-  id: z.uuid(),
+const CreatedRewardSchema = z.object({
+  id: uuidSchema,
   externalId: z.string().nullable(),
   playerId: z.string(),
-  rewardConfigurationId: z.uuid(),
+  rewardConfigurationId: uuidSchema,
   status: z.enum(rewardStatuses),
 });
 
-export const CreatedRewardsSchema = z
+const CreatedRewardsSchema = z
   .object({ rewards: z.array(CreatedRewardSchema).openapi({ description: 'In request order' }) })
   .openapi('AdminCreatedRewards');
 

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { isUniqueViolation } from '../../shared/database-errors.js';
 import { AppError } from '../../shared/errors.js';
 import {
   insertSession,
@@ -13,12 +14,11 @@ import {
   currencyCodeSchema,
   decimalSchema,
   instantSchema,
-  isUniqueViolation,
   MerchantIdParamsSchema,
   requireMerchant,
 } from './admin-schemas.js';
 
-const text = z.string().min(1).max(255);
+const text = identifier;
 /** Absent: keep what the player has; null: clear it. */
 const profileText = text.nullish();
 
@@ -65,7 +65,7 @@ const BetInputSchema = z.strictObject({
   awayTeam: text,
 });
 
-export const CreateSessionRequestSchema = z
+const CreateSessionRequestSchema = z
   .strictObject({
     authToken: z
       .string()
@@ -86,7 +86,7 @@ export const CreateSessionRequestSchema = z
   })
   .openapi('AdminCreateSessionRequest');
 
-export const CreatedSessionSchema = z
+const CreatedSessionSchema = z
   .object({
     authToken: z.string(),
     expiresAt: z.number().int().nullable().openapi({ description: 'Epoch milliseconds; null: never' }),

@@ -1,12 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { findJobStatus } from '../../shared/job-status.js';
+import { AdminJobStatusSchema } from '../../shared/job-status-schema.js';
 import type { App } from '../context.js';
-import { JobStatusSchema } from '../routes/job-status.route.js';
 import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta } from './admin-schemas.js';
-
-export const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: z.uuid() }).openapi('AdminJobStatus');
 
 export function registerGetJob(app: App): void {
   const route = createRoute({
@@ -31,9 +29,9 @@ export function registerGetJob(app: App): void {
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('param');
-    const { producer, db } = c.var.deps;
-    const status = await findJobStatus(Object.values(producer.queues), db, jobId);
+    const { redis, config, db } = c.var.deps;
+    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
     if (!status) throw new AppError('NOT_FOUND', 'Job not found');
-    return c.json(status as z.infer<typeof AdminJobStatusSchema>, 200);
+    return c.json(status, 200);
   });
 }

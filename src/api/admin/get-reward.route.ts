@@ -2,20 +2,21 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { rewardStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { findRewardForMerchant } from '../../shared/repositories/rewards.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta, MerchantIdParamsSchema } from './admin-schemas.js';
 
-export const RewardParamsSchema = MerchantIdParamsSchema.extend({
-  rewardId: z.uuid().openapi({ param: { name: 'rewardId', in: 'path' } }),
+const RewardParamsSchema = MerchantIdParamsSchema.extend({
+  rewardId: uuidSchema.openapi({ param: { name: 'rewardId', in: 'path' } }),
 });
 
-export const RewardSchema = z
+const RewardSchema = z
   .object({
-    id: z.uuid(),
+    id: uuidSchema,
     externalId: z.string().nullable(),
     playerId: z.string(),
-    rewardConfigurationId: z.uuid(),
+    rewardConfigurationId: uuidSchema,
     status: z.enum(rewardStatuses),
     cancelledAt: z.number().int().nullable().openapi({ description: 'Epoch milliseconds' }),
     cancellationJobId: z.string().nullable().openapi({ description: 'The X-Job-Id of the cancel that did it' }),

@@ -3,12 +3,11 @@ import { AppError } from '../../shared/errors.js';
 import { rotateMerchantSecret } from '../../shared/repositories/merchants.repository.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
-import { adminRouteMeta, MerchantIdParamsSchema } from './admin-schemas.js';
-import { generateSecretKey } from './create-merchant.route.js';
+import { adminRouteMeta, generateSecretKey, MerchantIdParamsSchema } from './admin-schemas.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export const RotateSecretRequestSchema = z
+const RotateSecretRequestSchema = z
   .strictObject({
     previousValidForMs: z
       .number()
@@ -20,7 +19,7 @@ export const RotateSecretRequestSchema = z
   })
   .openapi('AdminRotateSecretRequest');
 
-export const RotatedSecretSchema = z
+const RotatedSecretSchema = z
   .object({
     secretKey: z.string().openapi({ description: 'The new secret' }),
     previousValidUntil: z.number().int().openapi({ description: 'Epoch milliseconds: the old secret expires then' }),

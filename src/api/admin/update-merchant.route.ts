@@ -2,23 +2,42 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { merchantStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { updateMerchant } from '../../shared/repositories/merchants.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
-import { adminRouteMeta, allowedIpsSchema, MerchantIdParamsSchema } from './admin-schemas.js';
+import { adminRouteMeta, allowedIpsSchema, MerchantIdParamsSchema, quotaSchema } from './admin-schemas.js';
 
-export const UpdateMerchantRequestSchema = z
+const UpdateMerchantRequestSchema = z
   .strictObject({
     status: z.enum(merchantStatuses).optional().openapi({ description: 'DISABLED merchants fail authentication' }),
     allowedIps: allowedIpsSchema.optional(),
+    maxQueuedJobs: quotaSchema.optional().openapi({
+      description:
+        'Most bulk jobs of this merchant queued or running at once (the parts of a split job not counted); ' +
+        'a request past it is refused with 429. null: the deployment default (MAX_QUEUED_JOBS).',
+      example: 100,
+    }),
+    rateLimitPerSecond: quotaSchema.optional().openapi({
+      description:
+        'Requests per second on merchant routes, across all API replicas; past it, 429. ' +
+        'null: the deployment default (RATE_LIMIT_PER_SECOND, where 0 means no limit).',
+      example: 50,
+    }),
   })
   .openapi('AdminUpdateMerchantRequest');
 
-export const MerchantSchema = z
+const MerchantSchema = z
   .object({
-    id: z.uuid(),
+    id: uuidSchema,
     name: z.string(),
     status: z.enum(merchantStatuses),
     allowedIps: z.array(z.string()).nullable(),
+    maxQueuedJobs: z.number().int().nullable().openapi({ description: "The merchant's own cap; null: the default" }),
+    rateLimitPerSecond: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The merchant's own rate limit; null: the default" }),
   })
   .openapi('AdminMerchant');
 
@@ -27,8 +46,10 @@ export function registerUpdateMerchant(app: App): void {
     method: 'patch',
     path: '/admin/v1/merchants/{merchantId}',
     ...adminRouteMeta,
-    summary: 'Enable or disable a merchant, or change its source allow-list',
-    description: 'Fields left out keep their value; `allowedIps: null` allows any source.',
+    summary: 'Enable or disable a merchant, or change its source allow-list or quotas',
+    description:
+      'Fields left out keep their value; `allowedIps: null` allows any source; `maxQueuedJobs: null` and ' +
+      '`rateLimitPerSecond: null` return to the deployment defaults.',
     request: { params: MerchantIdParamsSchema, body: jsonBody(UpdateMerchantRequestSchema) },
     responses: {
       200: {
@@ -46,9 +67,16 @@ export function registerUpdateMerchant(app: App): void {
     if (!merchant) throw new AppError('NOT_FOUND', 'Merchant not found');
     // Other API processes see the change when their cache entry expires (MERCHANT_CACHE_TTL_MS).
     c.var.deps.merchants.forget(merchantId);
-    c.var.logger.info({ merchantId, status: merchant.status }, 'merchant updated');
+    c.var.logger.info({ merchantId, status: merchant.status, changed: Object.keys(changes) }, 'merchant updated');
     return c.json(
-      { id: merchant.id, name: merchant.name, status: merchant.status, allowedIps: merchant.allowed_ips },
+      {
+        id: merchant.id,
+        name: merchant.name,
+        status: merchant.status,
+        allowedIps: merchant.allowed_ips,
+        maxQueuedJobs: merchant.max_queued_jobs,
+        rateLimitPerSecond: merchant.rate_limit_per_second,
+      },
       200,
     );
   });

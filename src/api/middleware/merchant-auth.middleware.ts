@@ -2,20 +2,17 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import { isWellFormedHash, verifySignature } from '../../shared/signature.js';
+import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
 import type { ClientAddressResolver } from '../client-address.js';
 import type { AppEnv } from '../context.js';
 import type { AuthenticatedMerchant } from '../merchant-directory.js';
-import type { RateLimiter } from '../rate-limiter.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DIGITS = /^\d{1,16}$/;
+import { rateLimitHeaders } from '../rate-limiter.js';
 
 export interface MerchantAuthOptions {
   /** `/api/v1/...` types merchantId as a UUID; `/betSlip` takes any string. */
   merchantIdIsUuid: boolean;
   /** Where the signed fields are: the JSON body, or (GET /betSlip) the query string. */
   source: 'body' | 'query';
-  rateLimiter: RateLimiter;
   resolveClientAddress: ClientAddressResolver;
 }
 
@@ -38,7 +35,7 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
     const fields = readSignedFields(await readInput(c, options.source), options.merchantIdIsUuid);
     const { deps, logger } = c.var;
 
-    const merchant = UUID.test(fields.merchantId) ? await findMerchant(c, fields.merchantId) : null;
+    const merchant = isUuid(fields.merchantId) ? await findMerchant(c, fields.merchantId) : null;
     const refusal = whyRefused(merchant, fields, Date.now());
     if (refusal) {
       throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: refusal });
@@ -59,8 +56,9 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
 
     const limit = authenticated.rateLimitPerSecond ?? deps.config.RATE_LIMIT_PER_SECOND;
     if (limit > 0) {
-      const retryAfterSeconds = options.rateLimiter.take(authenticated.id, limit);
-      if (retryAfterSeconds !== null) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds });
+      const rate = await deps.rateLimiter.take(authenticated.id, limit);
+      for (const [name, value] of Object.entries(rateLimitHeaders(rate))) c.header(name, value);
+      if (!rate.allowed) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: rate.resetSeconds });
     }
 
     c.set('merchant', authenticated);
@@ -114,15 +112,11 @@ function readSignedFields(input: Record<string, unknown>, merchantIdIsUuid: bool
   if (typeof merchantId !== 'string' || merchantId.length === 0) {
     throw new AppError('INVALID_REQUEST', 'merchantId: required, a string');
   }
-  if (merchantIdIsUuid && !UUID.test(merchantId)) {
+  if (merchantIdIsUuid && !isUuid(merchantId)) {
     throw new AppError('INVALID_REQUEST', 'merchantId: must be a UUID');
   }
-  let timestampText: string;
-  if (typeof timestamp === 'number' && Number.isSafeInteger(timestamp) && timestamp >= 0) {
-    timestampText = String(timestamp);
-  } else if (typeof timestamp === 'string' && DIGITS.test(timestamp) && Number.isSafeInteger(Number(timestamp))) {
-    timestampText = timestamp;
-  } else {
+  const timestampText = timestampDigits(timestamp);
+  if (timestampText === null) {
     throw new AppError('INVALID_REQUEST', 'timestamp: required, epoch milliseconds as a non-negative integer');
   }
   if (typeof hash !== 'string') {

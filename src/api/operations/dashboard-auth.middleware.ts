@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { safeEqual } from '../../shared/constant-time.js';
-import { AppError, errorBody } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
 
 const REALM = 'queues';
@@ -18,16 +18,18 @@ export function dashboardAuth(): MiddlewareHandler<AppEnv> {
 
     const presented = presentedToken(c.req.header('authorization'));
     if (presented === null || !safeEqual(presented, adminToken)) {
-      c.var.logger.info({ detail: presented === null ? 'no credentials' : 'wrong token' }, 'dashboard refused');
-      c.header('WWW-Authenticate', `Basic realm="${REALM}", charset="UTF-8"`);
-      return c.json(errorBody('AUTHENTICATION_FAILED'), 401);
+      throw new AppError('AUTHENTICATION_FAILED', undefined, {
+        logDetail: `dashboard: ${presented === null ? 'no credentials' : 'wrong token'}`,
+        headers: { 'WWW-Authenticate': `Basic realm="${REALM}", charset="UTF-8"` },
+      });
     }
     if (
       !SAFE_METHODS.has(c.req.method) &&
       isCrossSite(c.req.header('sec-fetch-site'), c.req.header('origin'), c.req.header('host'))
     ) {
-      c.var.logger.info({ origin: c.req.header('origin') }, 'dashboard refused a cross-site write');
-      return c.json(errorBody('FORBIDDEN', 'Cross-site request refused'), 403);
+      throw new AppError('FORBIDDEN', 'Cross-site request refused', {
+        logDetail: `dashboard: cross-site write from ${c.req.header('origin') ?? 'unknown origin'}`,
+      });
     }
     await next();
   };

@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import { Scalar } from '@scalar/hono-api-reference';
 import type { App } from '../context.js';
 
-export const OPENAPI_PATH = '/openapi.json';
-export const DOCS_PATH = '/docs';
+const OPENAPI_PATH = '/openapi.json';
+const DOCS_PATH = '/docs';
 
 // package.json is outside the compiled tree (rootDir is src); this file sits three levels below the
 // project root both as source (src/api/operations) and built (dist/api/operations).

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { refreshQueueDepth } from '../../shared/queue/queue-depth.js';
 import { checkReadiness } from '../../shared/readiness.js';
 import type { App } from '../context.js';
+import { typedText } from '../typed-responses.js';
 
 const ReadinessSchema = z
   .object({
@@ -40,7 +41,7 @@ export function registerOperationsRoutes(app: App): void {
       },
     }),
     async (c) => {
-      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis);
+      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis, c.var.deps.config.QUEUE_PREFIX);
       return ready
         ? c.json({ status: 'ok' as const, checks }, 200)
         : c.json({ status: 'unavailable' as const, checks }, 503);
@@ -58,8 +59,7 @@ export function registerOperationsRoutes(app: App): void {
     async (c) => {
       const { metrics, producer } = c.var.deps;
       if (producer.ready) await refreshQueueDepth(metrics, producer.queues);
-      c.header('Content-Type', metrics.registry.contentType);
-      return c.body(await metrics.registry.metrics(), 200) as never;
+      return typedText(c, await metrics.registry.metrics(), 200, metrics.registry.contentType);
     },
   );
 }

@@ -8,7 +8,7 @@ import { dashboardAuth } from './dashboard-auth.middleware.js';
 
 type BoardServerAdapter = Parameters<typeof createBullBoard>[0]['serverAdapter'];
 
-export const QUEUE_DASHBOARD_PATH = '/admin/queues';
+const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
 /**
  * The BullMQ dashboard (bull-board) at /admin/queues, behind the admin token. The board is mounted

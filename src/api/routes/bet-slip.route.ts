@@ -2,25 +2,25 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import { findBetSlipByToken } from '../../shared/repositories/sessions.repository.js';
+import { timestampSchema, timestampTextSchema } from '../../shared/wire-rules.js';
 import type { App, AppEnv } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { ErrorBodySchema, jsonBody, merchantErrorResponses } from '../schemas.js';
+import { rawJson } from '../typed-responses.js';
 
 const betSlipFields = {
   merchantId: z.string().min(1).openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
-  timestamp: z
-    .union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)])
-    .openapi({ description: 'Epoch milliseconds', example: 1763679600000 }),
+  timestamp: timestampSchema.openapi({ description: 'Epoch milliseconds', example: 1763679600000 }),
   authToken: z.string().min(1).max(1_024).openapi({ description: 'Game session token', example: 'demo-session-token' }),
   hash: z
     .string()
     .openapi({ description: 'hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed)' }),
 };
 
-export const BetSlipRequestSchema = z.object(betSlipFields).openapi('BetSlipRequest');
-export const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: z.string().regex(/^\d+$/) });
+const BetSlipRequestSchema = z.object(betSlipFields).openapi('BetSlipRequest');
+const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: timestampTextSchema });
 
-export const BetSchema = z
+const BetSchema = z
   .object({
     sportId: z.string(),
     sportName: z.string(),
@@ -40,7 +40,7 @@ export const BetSchema = z
   })
   .openapi('Bet');
 
-export const BetSlipResponseSchema = z
+const BetSlipResponseSchema = z
   .object({
     playerId: z.string(),
     balance: z.number(),
@@ -92,7 +92,7 @@ export function registerBetSlip(app: App, postAuth: MerchantRouteMiddleware, get
       request: { body: jsonBody(BetSlipRequestSchema) },
       ...responses(postAuth),
     }),
-    async (c) => answerBetSlip(c, c.req.valid('json').authToken) as never,
+    async (c) => answerBetSlip(c, c.req.valid('json').authToken),
   );
   app.openapi(
     createRoute({
@@ -102,11 +102,11 @@ export function registerBetSlip(app: App, postAuth: MerchantRouteMiddleware, get
       request: { query: BetSlipQuerySchema },
       ...responses(getAuth),
     }),
-    async (c) => answerBetSlip(c, c.req.valid('query').authToken) as never,
+    async (c) => answerBetSlip(c, c.req.valid('query').authToken),
   );
 }
 
-async function answerBetSlip(c: Context<AppEnv>, authToken: string): Promise<Response> {
+async function answerBetSlip(c: Context<AppEnv>, authToken: string) {
   const found = await findBetSlipByToken(c.var.deps.db, authToken);
   if (!found || found.merchantId !== c.var.merchant.id) {
     throw new AppError('INVALID_TOKEN', undefined, {
@@ -121,6 +121,5 @@ async function answerBetSlip(c: Context<AppEnv>, authToken: string): Promise<Res
   );
   // playerJson is an object built by Postgres (balance exact as stored); add the items at its end.
   const body = `${found.playerJson.slice(0, -1)},"betSlip":${JSON.stringify(items)}}`;
-  c.header('Content-Type', 'application/json');
-  return c.body(body, 200);
+  return rawJson(c, BetSlipResponseSchema, body, 200);
 }

@@ -1,16 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { assertListSize } from './bulk-cancel.route.js';
+import { assertListSize, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 
-export const BulkCancelByQueryRequestSchema = z
+const BulkCancelByQueryRequestSchema = z
   .object({
     ...signedFields,
     playerIds: z.array(identifier).openapi({ description: 'Players whose ACTIVE rewards are cancelled' }),
-    rewardConfigurationId: z.uuid().nullish().openapi({ description: 'Only rewards of this configuration' }),
+    rewardConfigurationId: uuidSchema.nullish().openapi({ description: 'Only rewards of this configuration' }),
     externalRewardConfigurationId: identifier
       .nullish()
       .openapi({ description: 'Only rewards of the configuration with this merchant-defined id' }),

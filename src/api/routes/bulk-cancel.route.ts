@@ -1,15 +1,15 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { assertListSize, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 
-export const BulkCancelRequestSchema = z
+const BulkCancelRequestSchema = z
   .object({
     ...signedFields,
-    ids: z.array(z.uuid()).nullish().openapi({ description: 'Reward ids' }),
+    ids: z.array(uuidSchema).nullish().openapi({ description: 'Reward ids' }),
     externalIds: z.array(identifier).nullish().openapi({ description: 'Merchant-defined reward ids' }),
   })
   .openapi('BulkCancelRequest');
@@ -47,9 +47,4 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     const key = deduplicationKey(merchantId, 'bulkCancel', { ids: uniqueIds, externalIds: uniqueExternalIds });
     return enqueueAndAnswer(c, 'bulkCancel', payload, key) as never;
   });
-}
-
-export function assertListSize(count: number, max: number, what: string): void {
-  if (count === 0) throw new AppError('INVALID_REQUEST', `${what}: at least one entry is required`);
-  if (count > max) throw new AppError('INVALID_REQUEST', `${what}: at most ${max} entries, got ${count}`);
 }

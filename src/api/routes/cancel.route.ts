@@ -1,14 +1,15 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 
-export const CancelRequestSchema = z
+const CancelRequestSchema = z
   .object({
     ...signedFields,
-    id: z.uuid().nullish().openapi({ description: 'Reward id (exactly one of id or externalId)' }),
+    id: uuidSchema.nullish().openapi({ description: 'Reward id (exactly one of id or externalId)' }),
     externalId: identifier.nullish().openapi({ description: 'Merchant-defined reward id' }),
   })
   .refine((body) => (body.id == null) !== (body.externalId == null), {

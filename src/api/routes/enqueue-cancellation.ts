@@ -12,7 +12,13 @@ export async function enqueueAndAnswer<N extends MerchantJobName>(
   payload: JobPayload<N>,
   deduplicationId: string,
 ): Promise<Response> {
-  const { jobId, shared } = await c.var.deps.producer.enqueue(name, payload, deduplicationId);
+  const { producer, config } = c.var.deps;
+  const { jobId, shared } = await producer.enqueue(
+    name,
+    payload,
+    deduplicationId,
+    c.var.merchant.maxQueuedJobs ?? config.MAX_QUEUED_JOBS,
+  );
   c.set('jobId', jobId);
   if (shared) c.var.logger.info({ jobId, operation: name }, 'identical waiting request: job shared');
   c.header('X-Job-Id', jobId);

@@ -4,20 +4,22 @@ import {
   countConfigurations,
   selectConfigurationsJson,
 } from '../../shared/repositories/reward-configurations.repository.js';
+import { hasNoNul, IDENTIFIER_MAX_LENGTH, NO_NUL_MESSAGE } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { readAllCacheKey } from '../read-all-cache.js';
+import { jsonBody, merchantErrorResponses, RewardConfigurationSchema, signedFields } from '../schemas.js';
+import { rawJson } from '../typed-responses.js';
 
 // Every filter is optional, and `null` counts as absent: clients that serialise every field of their
 // request class send `"name": null` for "no name filter" (as for the cancel routes' lists).
-export const ReadAllRequestSchema = z
+const ReadAllRequestSchema = z
   .object({
     ...signedFields,
     name: z
       .string()
-      .max(255)
-      // Postgres text cannot hold NUL: without this the query fails and the caller gets a 500.
-      .refine((name) => !name.includes('\u0000'), 'must not contain NUL characters')
+      .max(IDENTIFIER_MAX_LENGTH)
+      .refine(hasNoNul, NO_NUL_MESSAGE)
       .nullish()
       .openapi({ description: 'Case-insensitive substring of the name' }),
     status: z.enum(configurationStatuses).nullish(),
@@ -27,36 +29,9 @@ export const ReadAllRequestSchema = z
   })
   .openapi('ReadAllRequest');
 
-const BetConstraintSchema = z.object({
-  betAmount: z.number().openapi({ example: 0.5 }),
-  maxWinPerBet: z.number().openapi({ example: 100 }),
-});
+const ReadAllResponseSchema = z.array(RewardConfigurationSchema);
 
-export const RewardConfigurationSchema = z
-  .object({
-    id: z.uuid(),
-    name: z.string(),
-    status: z.enum(configurationStatuses),
-    rewardType: z.enum(rewardTypes),
-    numberOfFreeBets: z.number().int(),
-    startDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
-    endDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
-    duration: z.number().int().openapi({ description: 'Minutes' }),
-    merchantId: z.uuid(),
-    games: z.array(
-      z.object({
-        id: z.uuid(),
-        gameId: z.number().int(),
-        betConstraints: z.record(z.string().regex(/^[A-Z]{3}$/), BetConstraintSchema).openapi({
-          description: 'Keyed by ISO 4217 currency code',
-          example: { EUR: { betAmount: 0.5, maxWinPerBet: 100 } },
-        }),
-      }),
-    ),
-  })
-  .openapi('RewardConfiguration');
-
-export function readAllRoute(auth: MerchantRouteMiddleware) {
+function readAllRoute(auth: MerchantRouteMiddleware) {
   return createRoute({
     method: 'post',
     path: '/api/v1/integration/reward-configurations/readAll',
@@ -71,7 +46,7 @@ export function readAllRoute(auth: MerchantRouteMiddleware) {
       200: {
         description: 'The matching configurations (an empty array when none match)',
         headers: z.object({ 'X-Total-Count': z.string().optional() }),
-        content: { 'application/json': { schema: z.array(RewardConfigurationSchema) } },
+        content: { 'application/json': { schema: ReadAllResponseSchema } },
       },
       ...merchantErrorResponses,
     },
@@ -92,7 +67,7 @@ export function registerReadAll(app: App, auth: MerchantRouteMiddleware): void {
     const { db, readAllCache } = c.var.deps;
     const paged = limit !== undefined || offset !== undefined;
     const page = paged ? { limit: limit ?? 1_000, offset: offset ?? 0 } : undefined;
-    const key = JSON.stringify([filter.name, filter.status, filter.rewardType, page?.limit, page?.offset]);
+    const key = readAllCacheKey({ ...filter, page });
     const { body, total } = await readAllCache.get(filter.merchantId, key, async () => {
       const [json, count] = await Promise.all([
         selectConfigurationsJson(db, filter, page),
@@ -101,8 +76,7 @@ export function registerReadAll(app: App, auth: MerchantRouteMiddleware): void {
       return { body: json, total: count };
     });
     if (total !== undefined) c.header('X-Total-Count', String(total));
-    c.header('Content-Type', 'application/json');
     // Postgres built the JSON; re-parsing it only to re-serialise would cost time and precision.
-    return c.body(body, 200) as never;
+    return rawJson(c, ReadAllResponseSchema, body, 200);
   });
 }

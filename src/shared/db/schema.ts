@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 /**
  * Kysely's view of the tables created by the migrations in ./migrations. Numeric columns come back
@@ -21,10 +21,9 @@ export type ConfigurationStatus = (typeof configurationStatuses)[number];
 export const rewardTypes = ['FREE_BET'] as const;
 export type RewardType = (typeof rewardTypes)[number];
 
-export const jobStates = ['queued', 'running', 'completed', 'failed'] as const;
-export type JobState = (typeof jobStates)[number];
+export type JobState = 'queued' | 'running' | 'completed' | 'failed';
 
-export interface MerchantsTable {
+interface MerchantsTable {
   id: Generated<string>;
   name: string;
   secret_key: string;
@@ -33,13 +32,15 @@ export interface MerchantsTable {
   status: Generated<MerchantStatus>;
   /** IPv4/IPv6 addresses or CIDR ranges; null: any source. */
   allowed_ips: string[] | null;
-  /** Requests per second on merchant routes; null: the global setting. */
+  /** Requests per second on merchant routes, across all API replicas; null: RATE_LIMIT_PER_SECOND. */
   rate_limit_per_second: number | null;
+  /** Bulk jobs of this merchant queued or running at once; null: MAX_QUEUED_JOBS. */
+  max_queued_jobs: number | null;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
 }
 
-export interface RewardConfigurationsTable {
+interface RewardConfigurationsTable {
   id: Generated<string>;
   merchant_id: string;
   external_id: string | null;
@@ -53,20 +54,20 @@ export interface RewardConfigurationsTable {
   created_at: CreatedAt;
 }
 
-export interface GameRewardConfigurationsTable {
+interface GameRewardConfigurationsTable {
   id: Generated<string>;
   reward_configuration_id: string;
   game_id: number;
 }
 
-export interface BetConstraintsTable {
+interface BetConstraintsTable {
   game_reward_configuration_id: string;
   currency: string;
   bet_amount: Numeric;
   max_win_per_bet: Numeric;
 }
 
-export interface RewardsTable {
+interface RewardsTable {
   id: Generated<string>;
   merchant_id: string;
   external_id: string | null;
@@ -96,7 +97,7 @@ export interface PlayersTable {
   test: Generated<boolean>;
 }
 
-export interface WalletsTable {
+interface WalletsTable {
   merchant_id: string;
   player_id: string;
   currency: string;
@@ -104,7 +105,7 @@ export interface WalletsTable {
   updated_at: Generated<Date>;
 }
 
-export interface SessionsTable {
+interface SessionsTable {
   id: Generated<string>;
   merchant_id: string;
   /** SHA-256 of the session token: the token itself is never stored. */
@@ -137,7 +138,7 @@ export interface BetSlipItemsTable {
   away_team: string;
 }
 
-export interface CancellationJobsTable {
+interface CancellationJobsTable {
   id: string;
   merchant_id: string;
   operation: string;
@@ -171,8 +172,5 @@ export interface Database {
 }
 
 export type Merchant = Selectable<MerchantsTable>;
-export type NewMerchant = Insertable<MerchantsTable>;
-export type MerchantUpdate = Updateable<MerchantsTable>;
 export type Reward = Selectable<RewardsTable>;
-export type NewReward = Insertable<RewardsTable>;
 export type CancellationJobRow = Selectable<CancellationJobsTable>;

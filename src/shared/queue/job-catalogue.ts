@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DefaultJobOptions } from 'bullmq';
 import { z } from 'zod';
+import { identifierSchema as identifier, uuidSchema as uuid } from '../wire-rules.js';
 
 /**
  * The one catalogue of cancellation jobs: queue names, a schema per job kind, payload types, job id
@@ -19,13 +20,6 @@ export type QueueName = (typeof queueNames)[keyof typeof queueNames];
 export const operations = ['cancel', 'bulkCancel', 'bulkCancelByQuery'] as const;
 export type Operation = (typeof operations)[number];
 
-const uuid = z.uuid();
-const identifier = z
-  .string()
-  .min(1)
-  .max(255)
-  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
-
 const jobBase = {
   merchantId: uuid,
   /** The API request that created the job, so its log lines and the worker's can be joined. */
@@ -35,7 +29,7 @@ const jobBase = {
 };
 
 /** Where a long job has got to: saved on the job after each batch so that a retry resumes there. */
-export const queryCursorSchema = z.object({
+const queryCursorSchema = z.object({
   /** Index into the sorted player list of the first player whose slice is not finished. */
   playerIndex: z.number().int().nonnegative(),
   /** Players in the slice that starts there (sized to about one batch of rewards). */
@@ -60,14 +54,26 @@ export const cancelJobSchema = z
 /** Set on a bulk job once it has added its child jobs, so a retry does not split it again. */
 const fanOutStep = z.enum(['children-added']).optional();
 
+/**
+ * A query job walks its players in order, and its saved cursor is an index into that order: so the
+ * list is made sorted and distinct here, whoever built the payload.
+ */
+const sortedPlayerIds = z.array(identifier).transform((ids) => [...new Set(ids)].sort());
+
+/**
+ * A split job drops its identifiers once its parts carry them (Redis keeps each identifier once), so
+ * after `step: 'children-added'` the lists are empty.
+ */
 export const bulkCancelJobSchema = z.object({
   ...jobBase,
-  ids: z.array(uuid),
-  externalIds: z.array(identifier),
+  ids: z.array(uuid).default([]),
+  externalIds: z.array(identifier).default([]),
   step: fanOutStep,
+  /** External ids dropped from the parts because the request also names their rewards by id. */
+  overlap: z.number().int().nonnegative().optional(),
 });
 
-export const queryFilterSchema = z.object({
+const queryFilterSchema = z.object({
   rewardConfigurationId: uuid.optional(),
   externalRewardConfigurationId: identifier.optional(),
 });
@@ -75,7 +81,7 @@ export const queryFilterSchema = z.object({
 export const bulkCancelByQueryJobSchema = z.object({
   ...jobBase,
   ...queryFilterSchema.shape,
-  playerIds: z.array(identifier),
+  playerIds: sortedPlayerIds.default([]),
   cursor: queryCursorSchema.optional(),
   step: fanOutStep,
 });
@@ -91,7 +97,7 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
     rootJobId: z.string().min(1),
     ids: z.array(uuid),
     externalIds: z.array(identifier),
-    /** Rewards the request also names by id: an external-id part leaves them to the id parts, so each counts once. */
+    /** Parts made before external ids were de-duplicated at split time carried the request's ids here. */
     excludeIds: z.array(uuid).optional(),
   }),
   z.object({
@@ -99,7 +105,7 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
     merchantId: uuid,
     rootJobId: z.string().min(1),
     ...queryFilterSchema.shape,
-    playerIds: z.array(identifier),
+    playerIds: sortedPlayerIds,
     cursor: queryCursorSchema.optional(),
   }),
 ]);
@@ -161,14 +167,26 @@ export function deduplicationKey(
   return `${operation}-${hash.digest('hex')}`;
 }
 
-const DAY_SECONDS = 24 * 60 * 60;
+const HOUR_SECONDS = 60 * 60;
+const DAY_SECONDS = 24 * HOUR_SECONDS;
+
+/**
+ * Retention in Redis, sized in jobs and bytes. A finished job keeps only its small data (who asked;
+ * its identifiers are dropped when it finishes) and its counts: about 1 KB. Completed jobs: at most
+ * 10,000 per queue for at most an hour (≈ 10 MB per queue); failed jobs: at most 10,000 per queue for
+ * 7 days (≈ 10 MB). Job status reads the audit table in Postgres once Redis has forgotten a job.
+ */
+const retention = {
+  completed: { age: HOUR_SECONDS, count: 10_000 },
+  failed: { age: 7 * DAY_SECONDS, count: 10_000 },
+} as const;
 
 export const defaultJobOptions: DefaultJobOptions = {
+  // Attempts are used only by failures that may be the job's own (a database outage, a deadlock or a
+  // killed worker does not use one: see workers.ts).
   attempts: 8,
-  // 1 s, 2 s, 4 s … with jitter, so that retries after a database outage do not arrive together.
+  // 1 s, 2 s, 4 s … with jitter, so that retries do not arrive together.
   backoff: { type: 'exponential', delay: 1_000, jitter: 0.5 },
-  // Completed jobs stay a day, but at most 200,000 of them per queue, so a day of millions of single
-  // cancels cannot fill Redis; their status stays readable from cancellation_jobs after that.
-  removeOnComplete: { age: DAY_SECONDS, count: 200_000 },
-  removeOnFail: { age: 7 * DAY_SECONDS },
+  removeOnComplete: retention.completed,
+  removeOnFail: retention.failed,
 };

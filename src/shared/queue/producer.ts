@@ -1,8 +1,6 @@
-import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
 import { AppError } from '../errors.js';
 import {
-  defaultJobOptions,
   type JobPayload,
   jobCatalogue,
   type MerchantJobName,
@@ -10,6 +8,9 @@ import {
   type QueueName,
   queueNames,
 } from './job-catalogue.js';
+import { MerchantTurns } from './merchant-turns.js';
+import { type CancellationQueues, closeCancellationQueues, createCancellationQueues } from './queues.js';
+import type { RedisConnection } from './redis.js';
 
 export interface EnqueuedJob {
   jobId: string;
@@ -17,21 +18,33 @@ export interface EnqueuedJob {
   shared: boolean;
 }
 
+export interface ProducerOptions {
+  prefix: string;
+  /** How long the API waits for Redis to store a job before it answers 503. */
+  timeoutMs: number;
+  /** Operators' cap of waiting jobs per queue (0: none). */
+  maxWaitingPerQueue: number;
+}
+
+/** How long a refused caller is asked to wait before it tries again. */
+const QUEUE_FULL_RETRY_SECONDS = 5;
+
 /**
  * Turns accepted cancel requests into jobs. A job id is only ever returned once Redis has stored the
  * job; if Redis cannot take it within `timeoutMs` the caller gets SERVICE_UNAVAILABLE, never a hang.
+ * Bulk jobs take a fair turn among merchants and a place under the merchant's cap first
+ * (see merchant-turns.ts).
  */
 export class CancellationProducer {
-  private created: Record<QueueName, Queue> | null = null;
-  private waitingCount = 0;
-  private waitingCheckedAt = 0;
+  private created: CancellationQueues | null = null;
+  private readonly waiting = new Map<QueueName, { count: number; checkedAt: number }>();
+  private readonly turns: MerchantTurns;
 
   constructor(
-    private readonly connection: Redis,
-    private readonly prefix: string,
-    private readonly timeoutMs: number,
-    private readonly maxWaiting: number,
+    private readonly connection: RedisConnection,
+    private readonly options: ProducerOptions,
   ) {
+    this.turns = new MerchantTurns(connection, options.prefix);
     // BullMQ reads the server version once when a queue is built, and with the offline queue off that
     // read fails while Redis is still connecting; so the queues are built once the connection is ready.
     if (connection.status === 'ready') this.createQueues();
@@ -39,7 +52,7 @@ export class CancellationProducer {
   }
 
   /** The queues, once Redis has been reached; until then every use is SERVICE_UNAVAILABLE. */
-  get queues(): Record<QueueName, Queue> {
+  get queues(): CancellationQueues {
     if (!this.created) {
       throw new AppError('SERVICE_UNAVAILABLE', undefined, {
         retryAfterSeconds: 1,
@@ -54,46 +67,105 @@ export class CancellationProducer {
   }
 
   private createQueues(): void {
-    if (this.created) return;
-    const options = { connection: this.connection, prefix: this.prefix, defaultJobOptions, skipWaitingForReady: true };
-    this.created = {
-      [queueNames.single]: new Queue(queueNames.single, options),
-      [queueNames.bulk]: new Queue(queueNames.bulk, options),
-    } as Record<QueueName, Queue>;
-    for (const queue of Object.values(this.created)) queue.on('error', () => {});
+    if (!this.created) this.created = createCancellationQueues(this.connection, this.options.prefix);
   }
 
+  /**
+   * Stores one job. `maxQueuedJobs` is the merchant's cap of bulk jobs queued or running (0: none);
+   * single cancels are not capped (they are coalesced, and cost one row each).
+   */
   async enqueue<N extends MerchantJobName>(
     name: N,
     payload: JobPayload<N>,
     deduplicationId: string,
+    maxQueuedJobs = 0,
   ): Promise<EnqueuedJob> {
-    const queue = this.queues[jobCatalogue[name].queue];
+    const queueName = jobCatalogue[name].queue;
+    const queue = this.queues[queueName];
     const jobId = newJobId();
     const job = await this.withinDeadline(async () => {
-      await this.refuseWhenFull(queue);
-      return queue.add(name, payload, { jobId, deduplication: { id: deduplicationId } });
+      await this.refuseWhenFull(queueName, queue);
+      if (queueName === queueNames.single)
+        return queue.add(name, payload, { jobId, deduplication: { id: deduplicationId } });
+      return this.addBulk(queue, name, payload, jobId, deduplicationId, maxQueuedJobs);
     });
     const storedId = job.id ?? jobId;
     return { jobId: storedId, shared: storedId !== jobId };
   }
 
   async close(): Promise<void> {
-    if (this.created) await Promise.all(Object.values(this.created).map((queue) => queue.close()));
+    if (this.created) await closeCancellationQueues(this.created);
   }
 
-  /** Backpressure: past QUEUE_MAX_WAITING jobs the API asks callers to come back later. */
-  private async refuseWhenFull(queue: Queue): Promise<void> {
-    if (this.maxWaiting === 0) return;
-    const now = Date.now();
-    if (now - this.waitingCheckedAt > 1_000) {
-      this.waitingCheckedAt = now;
-      this.waitingCount = await queue.getWaitingCount();
+  private async addBulk(
+    queue: Queue,
+    name: MerchantJobName,
+    payload: JobPayload<MerchantJobName>,
+    jobId: string,
+    deduplicationId: string,
+    maxQueuedJobs: number,
+  ) {
+    // An identical request still waiting shares its job: that takes no new place under the cap.
+    const waitingTwin = await queue.getDeduplicationJobId(deduplicationId);
+    if (waitingTwin) {
+      const twin = await queue.getJob(waitingTwin);
+      if (twin) return twin;
     }
-    if (this.waitingCount >= this.maxWaiting) {
+    const { merchantId } = payload;
+    let outcome = await this.turns.takeTurn(merchantId, jobId, maxQueuedJobs);
+    if (!outcome.accepted) {
+      await this.turns.prune(merchantId, (ids) => this.liveJobs(queue, ids));
+      outcome = await this.turns.takeTurn(merchantId, jobId, maxQueuedJobs);
+    }
+    if (!outcome.accepted) {
+      throw new AppError('RATE_LIMITED', `Too many bulk jobs queued or running for this merchant (${maxQueuedJobs})`, {
+        retryAfterSeconds: QUEUE_FULL_RETRY_SECONDS,
+        logDetail: `maxQueuedJobs ${maxQueuedJobs} reached`,
+      });
+    }
+    try {
+      const job = await queue.add(name, payload, {
+        jobId,
+        priority: outcome.turn,
+        deduplication: { id: deduplicationId },
+      });
+      // Lost a race with an identical request: this job was not stored, so its place is freed.
+      if (job.id !== jobId) await this.turns.finished(merchantId, jobId);
+      return job;
+    } catch (error) {
+      await this.turns.finished(merchantId, jobId).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Which of these bulk jobs still exist and have not finished (O(1) per job: its own hash). */
+  private async liveJobs(queue: Queue, jobIds: string[]): Promise<boolean[]> {
+    return Promise.all(
+      jobIds.map(async (id) => {
+        const [name, finishedOn] = await this.connection.hmget(`${queue.qualifiedName}:${id}`, 'name', 'finishedOn');
+        return name !== null && finishedOn === null;
+      }),
+    );
+  }
+
+  /**
+   * Backpressure: past QUEUE_MAX_WAITING waiting jobs in a queue the API asks callers to come back
+   * later. Counted per queue (a backlog of bulk jobs does not refuse single cancels), at most once a
+   * second per queue and process.
+   */
+  private async refuseWhenFull(queueName: QueueName, queue: Queue): Promise<void> {
+    const max = this.options.maxWaitingPerQueue;
+    if (max === 0) return;
+    const now = Date.now();
+    let known = this.waiting.get(queueName);
+    if (!known || now - known.checkedAt > 1_000) {
+      known = { count: await queue.getJobCountByTypes('wait', 'prioritized'), checkedAt: now };
+      this.waiting.set(queueName, known);
+    }
+    if (known.count >= max) {
       throw new AppError('SERVICE_UNAVAILABLE', 'Queue is over capacity, retry later', {
-        retryAfterSeconds: 5,
-        logDetail: `waiting ${this.waitingCount} >= ${this.maxWaiting}`,
+        retryAfterSeconds: QUEUE_FULL_RETRY_SECONDS,
+        logDetail: `${queueName}: waiting ${known.count} >= ${max}`,
       });
     }
   }
@@ -104,7 +176,7 @@ export class CancellationProducer {
       timer = setTimeout(
         () =>
           reject(new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis timeout' })),
-        this.timeoutMs,
+        this.options.timeoutMs,
       );
     });
     try {

@@ -3,7 +3,7 @@ import type { CancellationJobRow, Database, JobState } from '../db/schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export interface JobCounts {
+interface JobCounts {
   requested?: number | null;
   cancelled?: number | null;
   alreadyCancelled?: number | null;

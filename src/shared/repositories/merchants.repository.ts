@@ -21,13 +21,20 @@ export async function insertMerchant(
 export async function updateMerchant(
   db: Executor,
   merchantId: string,
-  changes: { status?: MerchantStatus; allowedIps?: string[] | null },
+  changes: {
+    status?: MerchantStatus;
+    allowedIps?: string[] | null;
+    maxQueuedJobs?: number | null;
+    rateLimitPerSecond?: number | null;
+  },
 ): Promise<Merchant | undefined> {
   return db
     .updateTable('merchants')
     .set((eb) => ({
       ...(changes.status !== undefined && { status: changes.status }),
       ...(changes.allowedIps !== undefined && { allowed_ips: changes.allowedIps }),
+      ...(changes.maxQueuedJobs !== undefined && { max_queued_jobs: changes.maxQueuedJobs }),
+      ...(changes.rateLimitPerSecond !== undefined && { rate_limit_per_second: changes.rateLimitPerSecond }),
       updated_at: eb.fn('now'),
     }))
     .where('id', '=', merchantId)

@@ -123,6 +123,25 @@ export async function cancelRewardsByIdentifiers(
   return { ...row, notFound };
 }
 
+/**
+ * External ids of the list whose reward the request also names by id. A split bulkCancel leaves them
+ * out of its external-id parts (their reward is counted by the id parts), so that each reward counts
+ * once without every part carrying the request's ids.
+ */
+export async function findExternalIdsNamedById(
+  db: Executor,
+  params: { merchantId: string; ids: readonly string[]; externalIds: readonly string[] },
+): Promise<string[]> {
+  if (params.ids.length === 0 || params.externalIds.length === 0) return [];
+  const result = await sql<{ externalId: string }>`
+    SELECT DISTINCT r.external_id AS "externalId" FROM rewards r
+    WHERE r.merchant_id = ${params.merchantId}
+      AND r.id = ANY(${params.ids}::uuid[])
+      AND r.external_id = ANY(${params.externalIds}::text[])
+  `.execute(db);
+  return result.rows.map((row) => row.externalId);
+}
+
 /** Identifiers of the batch that name no reward of the merchant. */
 async function countUnmatchedIdentifiers(
   db: Executor,

@@ -1,7 +1,8 @@
 import type { Job } from 'bullmq';
 import { bulkCancelByQueryJobSchema, type QueryCancelResult } from '../../shared/queue/job-catalogue.js';
 import { cancelByQuery } from '../cancel-by-query.js';
-import { chunk, fanOut, type PartPayload, sumCounts } from '../fan-out.js';
+import { chunk } from '../chunk.js';
+import { fanOut, type PartPayload, sumCounts } from '../fan-out.js';
 import { markBulkJobCompleted, markBulkJobStarted } from '../job-lifecycle.js';
 import type { WorkerDeps } from '../worker-context.js';
 
@@ -19,16 +20,22 @@ export function createBulkCancelByQueryProcessor(deps: WorkerDeps) {
       externalRewardConfigurationId: payload.externalRewardConfigurationId,
     };
     let result: QueryCancelResult;
-    if (payload.playerIds.length > deps.config.FANOUT_THRESHOLD) {
-      const parts = (): PartPayload[] =>
-        chunk(payload.playerIds, deps.config.FANOUT_CHUNK_SIZE).map((playerIds) => ({
-          operation: 'bulkCancelByQuery' as const,
-          merchantId: payload.merchantId,
-          rootJobId: jobId,
-          playerIds,
-          ...filter,
-        }));
-      result = sumCounts(await fanOut<QueryCancelResult>(deps, job, token, parts), ['players', 'cancelled']);
+    // A split job has dropped its players (its parts hold them): the marker decides.
+    if (payload.step === 'children-added' || payload.playerIds.length > deps.config.FANOUT_THRESHOLD) {
+      const split = async () => ({
+        parts: chunk(payload.playerIds, deps.config.FANOUT_CHUNK_SIZE).map(
+          (playerIds): PartPayload => ({
+            operation: 'bulkCancelByQuery',
+            merchantId: payload.merchantId,
+            rootJobId: jobId,
+            playerIds,
+            ...filter,
+          }),
+        ),
+        memory: {},
+      });
+      const { results } = await fanOut<QueryCancelResult>(deps, job, token, split);
+      result = sumCounts(results, ['players', 'cancelled']);
     } else {
       result = await cancelByQuery(deps, job, token, {
         rootJobId: jobId,

@@ -1,82 +1,8 @@
 import type { Job } from 'bullmq';
-import { isTransientDatabaseError } from '../../shared/database-errors.js';
 import { type CancelResult, cancelJobSchema } from '../../shared/queue/job-catalogue.js';
-import { recordJobsFinished } from '../../shared/repositories/cancellation-jobs.repository.js';
-import { cancelSingleRewards, type RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
-import { Coalescer } from '../cancel-coalescer.js';
-import type { WorkerDeps } from '../worker-context.js';
-
-interface SingleCancel {
-  jobId: string;
-  merchantId: string;
-  rewardId?: string;
-  externalId?: string;
-  requestId?: string;
-  createdAt: Date;
-  startedAt: Date;
-}
-
-function toResult(outcome: RewardOutcome): CancelResult {
-  return {
-    requested: 1,
-    cancelled: outcome === 'cancelled' ? 1 : 0,
-    alreadyCancelled: outcome === 'alreadyCancelled' ? 1 : 0,
-    notCancellable: outcome === 'notCancellable' ? 1 : 0,
-    notFound: outcome === 'notFound' ? 1 : 0,
-  };
-}
-
-/**
- * The coalesced write: cancel every waiting reward and record every job's audit row, in one
- * transaction, so a job's row says `completed` exactly when its reward change has committed.
- */
-export function createSingleCancelCoalescer(deps: WorkerDeps): Coalescer<SingleCancel, RewardOutcome> {
-  const apply = async (requests: SingleCancel[]): Promise<RewardOutcome[]> => {
-    const outcomes = await deps.db.transaction().execute(async (trx) => {
-      const results = await cancelSingleRewards(trx, requests);
-      const finishedAt = new Date();
-      await recordJobsFinished(
-        trx,
-        requests.map((request, index) => ({
-          id: request.jobId,
-          merchantId: request.merchantId,
-          operation: 'cancel',
-          requestId: request.requestId,
-          createdAt: request.createdAt,
-          startedAt: request.startedAt,
-          finishedAt,
-          state: 'completed' as const,
-          counts: toResult(results[index] as RewardOutcome),
-        })),
-      );
-      return results;
-    });
-    deps.metrics.batchSize.observe({ operation: 'cancel' }, requests.length);
-    const cancelled = outcomes.filter((outcome) => outcome === 'cancelled').length;
-    if (cancelled > 0) deps.metrics.rewardsCancelled.inc({ operation: 'cancel' }, cancelled);
-    return outcomes;
-  };
-  // One request the database refuses must not fail the others it was coalesced with: on such an
-  // error the batch is applied again one request at a time, so only the culprit fails.
-  const applyIsolatingFailures = async (requests: SingleCancel[]): Promise<Array<RewardOutcome | Error>> => {
-    try {
-      return await apply(requests);
-    } catch (error) {
-      if (requests.length === 1 || isTransientDatabaseError(error)) throw error;
-      deps.logger.warn({ err: error, batch: requests.length }, 'coalesced cancel refused; applying one by one');
-      const results: Array<RewardOutcome | Error> = [];
-      for (const request of requests) {
-        try {
-          results.push(...(await apply([request])));
-        } catch (single) {
-          results.push(single instanceof Error ? single : new Error(String(single)));
-        }
-      }
-      return results;
-    }
-  };
-  return new Coalescer(applyIsolatingFailures, deps.config.COALESCE_MAX_BATCH, deps.config.COALESCE_WINDOW_MS);
-}
+import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
+import type { Coalescer } from '../cancel-coalescer.js';
+import { type SingleCancel, toResult } from '../single-cancel-coalescer.js';
 
 export function createCancelProcessor(coalescer: Coalescer<SingleCancel, RewardOutcome>) {
   return async (job: Job): Promise<CancelResult> => {

@@ -1,0 +1,76 @@
+import type { Worker } from 'bullmq';
+import { sql } from 'kysely';
+import type { Db } from '../shared/db/client.js';
+import type { Logger } from '../shared/logger.js';
+
+/** How often a paused worker asks whether Postgres answers again: resumes within about this long. */
+const PROBE_INTERVAL_MS = 1_000;
+const PROBE_TIMEOUT_MS = 1_000;
+
+/**
+ * Stops a worker process from taking jobs while Postgres does not answer, and lets it take them again
+ * as soon as it does.
+ *
+ * Why: without it, every job taken during an outage fails its statement at once, and BullMQ retries
+ * it after a backoff that grows with each attempt; a long outage then either uses up the attempts (the
+ * job fails for good, an accepted cancel is lost) or leaves jobs waiting minutes after the database is
+ * back. Here the first "database unavailable" error pauses the process's workers (jobs already
+ * running put themselves back, see workers.ts), a probe runs every second, and the workers resume
+ * within about a second of the first answer. Each worker process has its own gate: pausing is local.
+ */
+export class DatabaseGate {
+  private workers: readonly Worker[] = [];
+  private probing: NodeJS.Timeout | null = null;
+  private resumeListeners: Array<() => void> = [];
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+  ) {}
+
+  watch(workers: readonly Worker[]): void {
+    this.workers = workers;
+  }
+
+  get open(): boolean {
+    return this.probing === null;
+  }
+
+  /** Called after something learnt that Postgres is away; cheap to call again and again. */
+  reportUnavailable(error: unknown): void {
+    if (this.probing || this.closed) return;
+    this.logger.error({ err: error }, 'postgres unavailable: pausing workers until it answers');
+    for (const worker of this.workers) void worker.pause(true).catch(() => {});
+    this.probing = setInterval(() => void this.probe(), PROBE_INTERVAL_MS);
+  }
+
+  /** Runs after each recovery (for example to flush audit rows that could not be written). */
+  onResume(listener: () => void): void {
+    this.resumeListeners.push(listener);
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.probing) clearInterval(this.probing);
+    this.probing = null;
+  }
+
+  private async probe(): Promise<void> {
+    try {
+      await Promise.race([
+        sql`SELECT 1`.execute(this.db),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('probe timed out')), PROBE_TIMEOUT_MS)),
+      ]);
+    } catch {
+      return;
+    }
+    if (!this.probing) return;
+    clearInterval(this.probing);
+    this.probing = null;
+    if (this.closed) return;
+    this.logger.info('postgres answers again: resuming workers');
+    for (const worker of this.workers) worker.resume();
+    for (const listener of this.resumeListeners) listener();
+  }
+}

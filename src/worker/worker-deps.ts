@@ -1,0 +1,49 @@
+import type { Config } from '../shared/config.js';
+import { createDb, type Db } from '../shared/db/client.js';
+import type { Logger } from '../shared/logger.js';
+import { Metrics } from '../shared/metrics.js';
+import { MerchantTurns } from '../shared/queue/merchant-turns.js';
+import { createCancellationQueues } from '../shared/queue/queues.js';
+import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
+import { AuditOutbox } from './audit-outbox.js';
+import type { WorkerDeps } from './worker-context.js';
+
+export interface WorkerConnections {
+  db: Db;
+  redis: RedisConnection;
+}
+
+export function createWorkerConnections(config: Config, logger: Logger): WorkerConnections {
+  return {
+    // Each bulk job holds one connection at a time; the coalescer may have a few batches in flight.
+    db: createDb({
+      connectionString: config.DATABASE_URL,
+      poolSize: Math.max(config.DB_POOL_SIZE, config.WORKER_BULK_CONCURRENCY + 4),
+      applicationName: 'rewards-worker',
+      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+      onConnectionError: (error) => logger.warn({ err: error }, 'postgres connection lost'),
+    }),
+    redis: createRedis(config, 'worker', 'rewards-worker'),
+  };
+}
+
+/** The one wiring of a worker process's dependencies, used by the entry point and by tests. */
+export function createWorkerDeps(
+  config: Config,
+  logger: Logger,
+  { db, redis }: WorkerConnections,
+  stopping: AbortSignal,
+  metrics = new Metrics({ collectDefaults: config.METRICS_ENABLED, processName: 'worker' }),
+): WorkerDeps {
+  return {
+    config,
+    db,
+    logger,
+    metrics,
+    redis,
+    queues: createCancellationQueues(redis, config.QUEUE_PREFIX),
+    turns: new MerchantTurns(redis, config.QUEUE_PREFIX),
+    outbox: new AuditOutbox(redis, db, logger, config.QUEUE_PREFIX),
+    stopping,
+  };
+}

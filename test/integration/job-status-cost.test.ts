@@ -1,0 +1,82 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { fetchJobStatus } from '../helpers/cancellation.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+
+/**
+ * Job status costs O(1) in Redis whatever the backlog: with 100,000 single cancels waiting, a status
+ * request for an id Redis does not hold reads two job hashes and nothing else (BullMQ's own state
+ * lookup walks the waiting lists: LPOS over 100,000 entries per request). Checked on the commands
+ * Redis executes, seen through MONITOR, not on time.
+ */
+
+const WAITING = 100_000;
+
+let env: TestEnvironment;
+let api: TestApi;
+let merchant: MerchantFixture;
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  api = await startTestApi(env);
+  merchant = await createMerchant(env.db);
+  // No worker runs: every job stays waiting.
+  const queue = api.deps.producer.queues.cancel;
+  for (let start = 0; start < WAITING; start += 5_000) {
+    await queue.addBulk(
+      Array.from({ length: 5_000 }, (_, index) => ({
+        name: 'cancel',
+        data: { merchantId: merchant.id, acceptedAt: Date.now(), externalId: `waiting-${start + index}` },
+      })),
+    );
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close();
+  await env?.close();
+});
+
+/** Every command Redis runs (also inside scripts) that names this file's queue prefix, while `work` runs. */
+async function commandsDuring(work: () => Promise<void>): Promise<string[]> {
+  const monitor = await new Redis(env.redisUrl).monitor();
+  const seen: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args.some((arg) => arg.includes(env.queuePrefix))) seen.push(args[0]?.toUpperCase() ?? '');
+  });
+  try {
+    await work();
+    // MONITOR output trails the commands themselves: a marker command closes the window.
+    const marker = new Redis(env.redisUrl);
+    await marker.exists(`${env.queuePrefix}:marker`);
+    marker.disconnect();
+    const deadline = Date.now() + 5_000;
+    while (!seen.includes('EXISTS') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  } finally {
+    monitor.disconnect();
+  }
+  return seen;
+}
+
+describe('job status with a large backlog', { timeout: 60_000 }, () => {
+  it('reads the job hashes only, never a list of jobs', async () => {
+    const waiting = await api.deps.producer.queues.cancel.getWaitingCount();
+    expect(waiting).toBe(WAITING);
+    let status = 0;
+    const commands = await commandsDuring(async () => {
+      const response = await fetchJobStatus(api, merchant, '00000000-0000-4000-8000-00000000dead');
+      status = response.status;
+    });
+    expect(status).toBe(404);
+    const listCommands = commands.filter((command) =>
+      ['LPOS', 'LRANGE', 'LLEN', 'LINDEX', 'ZRANGE', 'ZRANGEBYSCORE', 'ZSCAN', 'SCAN', 'KEYS', 'SMEMBERS'].includes(
+        command,
+      ),
+    );
+    expect(listCommands).toEqual([]);
+    // One script per request (EVAL or EVALSHA), and inside it two HMGETs: one per queue's job hash.
+    expect(commands.filter((command) => command === 'HMGET')).toHaveLength(2);
+  });
+});

@@ -1,0 +1,217 @@
+import { once } from 'node:events';
+import { createServer, type Server, Socket } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RateLimiter } from '../../src/api/rate-limiter.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { createRedis } from '../../src/shared/queue/redis.js';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/processes.js';
+import { signedBody } from '../helpers/signing.js';
+
+/**
+ * The per-merchant request rate: counted in Redis, so every API replica shares one budget; answered
+ * with RateLimit-* headers; and failing open when Redis cannot count.
+ */
+
+const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
+
+let env: TestEnvironment;
+/** Two API "replicas": separate processes' worth of dependencies, one Redis and one key prefix. */
+let replicaA: TestApi;
+let replicaB: TestApi;
+let redis: Redis;
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  replicaA = await startTestApi(env);
+  replicaB = await startTestApi(env);
+  redis = new Redis(env.redisUrl);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await replicaB?.close();
+  await replicaA?.close();
+  await env?.close();
+});
+
+const readAll = (api: TestApi, merchant: MerchantFixture) => api.post(READ_ALL, signedBody(merchant));
+
+function rateHeaders(response: Response) {
+  return {
+    limit: response.headers.get('ratelimit-limit'),
+    remaining: response.headers.get('ratelimit-remaining'),
+    reset: response.headers.get('ratelimit-reset'),
+  };
+}
+
+/**
+ * Opens the merchant's counting window now and makes it last a minute, so that a test can count
+ * exactly without racing the one-second window (the limiter only sets an expiry on a new key).
+ */
+async function holdWindowOpen(merchantId: string): Promise<void> {
+  await redis.set(`${env.queuePrefix}:rate:${merchantId}`, 0, 'PX', 60_000);
+}
+
+async function expectRateLimited(response: Response): Promise<void> {
+  expect(response.status).toBe(429);
+  expect(await response.json()).toEqual({ errorCode: 7, errorMessage: 'Too many requests' });
+}
+
+describe('rate limit per merchant', () => {
+  it('serves exactly rateLimitPerSecond requests of a window, then 429 with Retry-After, all with RateLimit headers', async () => {
+    const merchant = await createMerchant(env.db, { rateLimitPerSecond: 3 });
+    await holdWindowOpen(merchant.id);
+
+    const answers: Response[] = [];
+    for (let i = 0; i < 5; i++) answers.push(await readAll(replicaA, merchant));
+
+    expect(answers.map((response) => response.status)).toEqual([200, 200, 200, 429, 429]);
+    expect(answers.map((response) => rateHeaders(response).remaining)).toEqual(['2', '1', '0', '0', '0']);
+    for (const response of answers) {
+      const { limit, reset } = rateHeaders(response);
+      expect(limit).toBe('3');
+      // Seconds until the window resets: the held window has about a minute left.
+      expect(Number(reset)).toBeGreaterThan(50);
+      expect(Number(reset)).toBeLessThanOrEqual(60);
+    }
+    for (const refused of answers.slice(3)) {
+      expect(refused.headers.get('retry-after')).toBe(refused.headers.get('ratelimit-reset'));
+      expect(refused.headers.get('x-request-id')).toBeTruthy();
+      await expectRateLimited(refused);
+    }
+  });
+
+  it('limits a real burst within one second, and serves again once the window has passed', async () => {
+    const merchant = await createMerchant(env.db, { rateLimitPerSecond: 2 });
+    const burst = await Promise.all(Array.from({ length: 10 }, () => readAll(replicaA, merchant)));
+    const refused = burst.filter((response) => response.status === 429);
+    // Ten requests at 2 a second cannot all pass unless they spread over five seconds.
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    for (const response of refused) {
+      expect(Number(response.headers.get('retry-after'))).toBe(1);
+      await expectRateLimited(response);
+    }
+    // The window is one second long: the merchant is served again within a few.
+    const deadline = Date.now() + 5_000;
+    let served = await readAll(replicaA, merchant);
+    while (served.status === 429 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      served = await readAll(replicaA, merchant);
+    }
+    expect(served.status).toBe(200);
+  });
+
+  it('shares one budget between API replicas: their combined count is limited', async () => {
+    const merchant = await createMerchant(env.db, { rateLimitPerSecond: 4 });
+    await holdWindowOpen(merchant.id);
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      statuses.push((await readAll(replicaA, merchant)).status);
+      statuses.push((await readAll(replicaB, merchant)).status);
+    }
+    // Counted per process, each replica would have served 4 of its own 4.
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
+  });
+
+  it('counts a merchant whatever the case of its id, and leaves other merchants alone', async () => {
+    const busy = await createMerchant(env.db, { rateLimitPerSecond: 1 });
+    const quiet = await createMerchant(env.db, { rateLimitPerSecond: 1 });
+    await holdWindowOpen(busy.id);
+    expect((await readAll(replicaA, busy)).status).toBe(200);
+    await expectRateLimited(await readAll(replicaB, { ...busy, id: busy.id.toUpperCase() }));
+    expect((await readAll(replicaA, quiet)).status).toBe(200);
+  });
+
+  it('sends no RateLimit headers to a merchant without a limit', async () => {
+    const unlimited = await createMerchant(env.db);
+    const response = await readAll(replicaA, unlimited);
+    expect(response.status).toBe(200);
+    expect(rateHeaders(response)).toEqual({ limit: null, remaining: null, reset: null });
+  });
+});
+
+describe('the limit fails open', () => {
+  it('serves requests, with the full budget in the headers, while the limiter cannot reach Redis', async () => {
+    const deadRedis = createRedis(`redis://127.0.0.1:${await freePort()}`, 'producer', 'rate-limit-down-test');
+    const logger = createLogger({ level: 'silent', name: 'test' });
+    const api = await startTestApi(env, {
+      rateLimiter: new RateLimiter(deadRedis, env.queuePrefix, env.config.RATE_LIMIT_TIMEOUT_MS, logger),
+    });
+    try {
+      const merchant = await createMerchant(env.db, { rateLimitPerSecond: 1 });
+      const answers = await Promise.all(Array.from({ length: 5 }, () => readAll(api, merchant)));
+      expect(answers.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
+      for (const response of answers) expect(rateHeaders(response)).toEqual({ limit: '1', remaining: '1', reset: '1' });
+    } finally {
+      await api.close();
+      deadRedis.disconnect();
+    }
+  });
+
+  it('gives up on a Redis that stops answering after RATE_LIMIT_TIMEOUT_MS and serves within 2 s', async () => {
+    const proxy = await startFreezableProxy(env.redisUrl);
+    const proxiedRedis = createRedis(`redis://127.0.0.1:${proxy.port}`, 'producer', 'rate-limit-stall-test');
+    await once(proxiedRedis, 'ready');
+    const logger = createLogger({ level: 'silent', name: 'test' });
+    const api = await startTestApi(env, {
+      rateLimiter: new RateLimiter(proxiedRedis, env.queuePrefix, 100, logger),
+    });
+    try {
+      const merchant = await createMerchant(env.db, { rateLimitPerSecond: 1 });
+      await holdWindowOpen(merchant.id);
+      expect((await readAll(api, merchant)).status).toBe(200);
+      await expectRateLimited(await readAll(api, merchant));
+
+      // Redis still holds the connection but answers nothing: past the limit, yet served.
+      proxy.freeze();
+      const started = Date.now();
+      const stalled = await readAll(api, merchant);
+      expect(stalled.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      await api.close();
+      proxiedRedis.disconnect();
+      await proxy.close();
+    }
+  });
+});
+
+/** A TCP proxy to Redis that can be frozen: connections stay open, nothing more passes. */
+async function startFreezableProxy(redisUrl: string) {
+  const target = new URL(redisUrl);
+  const sockets = new Set<Socket>();
+  let frozen = false;
+  const server: Server = createServer((client) => {
+    const upstream = new Socket();
+    upstream.connect(Number(target.port || 6379), target.hostname);
+    sockets.add(client).add(upstream);
+    client.on('data', (chunk) => {
+      if (!frozen) upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (!frozen) client.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    port: (server.address() as { port: number }).port,
+    freeze() {
+      frozen = true;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import {
+  identifierSchema,
+  isUuid,
+  timestampDigits,
+  timestampSchema,
+  timestampTextSchema,
+  uuidSchema,
+} from '../../src/shared/wire-rules.js';
+
+describe('UUID rule', () => {
+  it.each([
+    '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b',
+    '8F2A1B4E-3C5D-4E6F-8A9B-0C1D2E3F4A5B',
+    '00000000-0000-4000-8000-000000000000',
+  ])('accepts %s in the middleware check and the schema alike', (text) => {
+    expect(isUuid(text)).toBe(true);
+    expect(uuidSchema.safeParse(text).success).toBe(true);
+  });
+
+  it.each([
+    '',
+    'not-a-uuid',
+    '8f2a1b4e3c5d4e6f8a9b0c1d2e3f4a5b',
+    '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5',
+    ' 8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b',
+    '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b\n',
+    '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4g5b',
+  ])('refuses %j in the middleware check and the schema alike', (text) => {
+    expect(isUuid(text)).toBe(false);
+    expect(uuidSchema.safeParse(text).success).toBe(false);
+  });
+});
+
+describe('identifier rule', () => {
+  it('accepts 1 to 255 characters', () => {
+    expect(identifierSchema.safeParse('a').success).toBe(true);
+    expect(identifierSchema.safeParse('x'.repeat(255)).success).toBe(true);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['256 characters', 'x'.repeat(256)],
+    ['a NUL', 'a\u0000b'],
+  ])('refuses %s', (_, value) => {
+    expect(identifierSchema.safeParse(value).success).toBe(false);
+  });
+});
+
+describe('timestamp rule', () => {
+  it.each([
+    [0, '0'],
+    [1763679600000, '1763679600000'],
+    [Number.MAX_SAFE_INTEGER, String(Number.MAX_SAFE_INTEGER)],
+    ['1763679600000', '1763679600000'],
+    ['0001763679600000', '0001763679600000'],
+    ['9007199254740991', '9007199254740991'],
+  ])('takes %j as the signed digits %j', (value, digits) => {
+    expect(timestampDigits(value)).toBe(digits);
+    expect(timestampSchema.safeParse(value).success).toBe(true);
+  });
+
+  it.each([
+    -1,
+    1.5,
+    Number.MAX_SAFE_INTEGER + 1,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    '',
+    '-1',
+    '1.5',
+    '1e3',
+    ' 1',
+    '9007199254740992',
+    '12345678901234567',
+    null,
+    undefined,
+    true,
+    [1],
+  ])('refuses %j in the middleware check and the schema alike', (value) => {
+    expect(timestampDigits(value)).toBeNull();
+    expect(timestampSchema.safeParse(value).success).toBe(false);
+  });
+
+  it('takes only the string form in a query string', () => {
+    expect(timestampTextSchema.safeParse('1763679600000').success).toBe(true);
+    expect(timestampTextSchema.safeParse(1763679600000).success).toBe(false);
+    expect(timestampTextSchema.safeParse('12345678901234567').success).toBe(false);
+  });
+});
