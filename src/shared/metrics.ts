@@ -29,6 +29,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly queueOldestWaitingAge = new Gauge({
+    name: 'gateway_queue_oldest_waiting_age_seconds',
+    help: 'Age of the job next in line in each queue (since it was added), 0 when none waits; read at scrape time.',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+
+  readonly ready = new Gauge({
+    name: 'gateway_ready',
+    help: '1 while Postgres and Redis both answer (as /readyz), else 0; checked at each scrape and readiness probe.',
+    registers: [this.registry],
+  });
+
   readonly rewardsCancelled = new Counter({
     name: 'gateway_rewards_cancelled_total',
     help: 'Rewards moved from ACTIVE to CANCELLED, by operation.',

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db/client.js';
+import type { Metrics } from './metrics.js';
 import type { RedisConnection } from './queue/redis.js';
 
 export interface Readiness {
@@ -20,9 +21,16 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 /**
  * Both processes are ready only while Postgres and Redis answer, each within a second. The Redis
  * check reads a key of the queues' own slot, so it reaches the node that owns the queues: on a
- * cluster any node answers PING, but only the owner of the queue slot can store a job.
+ * cluster any node answers PING, but only the owner of the queue slot can store a job. With
+ * `metrics`, the answer is also kept in the `gateway_ready` gauge, which /metrics refreshes on every
+ * scrape so that an alert does not depend on an orchestrator probing /readyz.
  */
-export async function checkReadiness(db: Db, redis: RedisConnection, queuePrefix: string): Promise<Readiness> {
+export async function checkReadiness(
+  db: Db,
+  redis: RedisConnection,
+  queuePrefix: string,
+  metrics?: Metrics,
+): Promise<Readiness> {
   const [postgres, redisCheck] = await Promise.allSettled([
     withTimeout(sql`SELECT 1`.execute(db), 1_000),
     withTimeout(redis.exists(`${queuePrefix}:readiness`), 1_000),
@@ -31,5 +39,7 @@ export async function checkReadiness(db: Db, redis: RedisConnection, queuePrefix
     postgres: postgres.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),
     redis: redisCheck.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),
   };
-  return { ready: checks.postgres === 'ok' && checks.redis === 'ok', checks };
+  const ready = checks.postgres === 'ok' && checks.redis === 'ok';
+  metrics?.ready.set(ready ? 1 : 0);
+  return { ready, checks };
 }

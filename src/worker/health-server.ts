@@ -20,11 +20,14 @@ export function createHealthApp(deps: {
   const app = new Hono();
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const { ready, checks } = await checkReadiness(deps.db, deps.redis, deps.queuePrefix);
+    const { ready, checks } = await checkReadiness(deps.db, deps.redis, deps.queuePrefix, deps.metrics);
     return c.json({ status: ready ? 'ok' : 'unavailable', checks }, ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
-    await refreshQueueDepth(deps.metrics, deps.queues);
+    await Promise.all([
+      checkReadiness(deps.db, deps.redis, deps.queuePrefix, deps.metrics),
+      refreshQueueDepth(deps.metrics, deps.queues),
+    ]);
     c.header('Content-Type', deps.metrics.registry.contentType);
     return c.body(await deps.metrics.registry.metrics());
   });

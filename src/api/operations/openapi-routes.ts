@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { Scalar } from '@scalar/hono-api-reference';
 import type { App } from '../context.js';
+import { registerReferencePage } from './reference-page.js';
 
 const OPENAPI_PATH = '/openapi.json';
 const DOCS_PATH = '/docs';
@@ -59,8 +59,7 @@ export function registerDocs(app: App): void {
     return c.json(document);
   });
 
-  // The page is HTML that loads Scalar's script from its CDN (jsdelivr) and reads /openapi.json.
-  app.get(DOCS_PATH, Scalar({ url: OPENAPI_PATH, pageTitle: 'Merchant rewards gateway API' }));
+  registerReferencePage(app, DOCS_PATH, OPENAPI_PATH);
 }
 
 function buildDocument(app: App): OpenApiDocument {

@@ -41,7 +41,12 @@ export function registerOperationsRoutes(app: App): void {
       },
     }),
     async (c) => {
-      const { ready, checks } = await checkReadiness(c.var.deps.db, c.var.deps.redis, c.var.deps.config.QUEUE_PREFIX);
+      const { ready, checks } = await checkReadiness(
+        c.var.deps.db,
+        c.var.deps.redis,
+        c.var.deps.config.QUEUE_PREFIX,
+        c.var.deps.metrics,
+      );
       return ready
         ? c.json({ status: 'ok' as const, checks }, 200)
         : c.json({ status: 'unavailable' as const, checks }, 503);
@@ -57,8 +62,11 @@ export function registerOperationsRoutes(app: App): void {
       responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
     }),
     async (c) => {
-      const { metrics, producer } = c.var.deps;
-      if (producer.ready) await refreshQueueDepth(metrics, producer.queues);
+      const { db, redis, metrics, producer } = c.var.deps;
+      await Promise.all([
+        checkReadiness(db, redis, c.var.deps.config.QUEUE_PREFIX, metrics),
+        producer.ready ? refreshQueueDepth(metrics, producer.queues) : undefined,
+      ]);
       return typedText(c, await metrics.registry.metrics(), 200, metrics.registry.contentType);
     },
   );

@@ -1,0 +1,134 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueNames } from '../../src/shared/queue/job-catalogue.js';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { launchChromium, offlineContext } from '../helpers/browser.js';
+import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
+import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+
+// The two pages an operator opens in the first hour, in a real (headless) Chromium on a machine
+// without internet: the API reference and the queue dashboard. The deadlines are generous: the
+// machine running the suite may be busy, and a 4 MB script takes a while to parse there.
+
+const DOCS_SCRIPT_PATH = '/docs/assets/standalone.js';
+
+let env: TestEnvironment;
+let api: TestApi;
+let worker: TestWorker;
+let browser: Browser;
+
+beforeAll(async () => {
+  // Chromium first: when it is missing, this fails at once with the install command.
+  browser = await launchChromium();
+  env = await createTestEnvironment();
+  api = await startTestApi(env);
+  worker = await startTestWorker(env);
+});
+afterAll(async () => {
+  await browser?.close();
+  await worker?.close();
+  await api?.close();
+  await env?.close();
+});
+
+type OpenApiDocument = { paths: Record<string, Record<string, { summary?: string; tags?: string[] }>> };
+
+describe('/docs without internet access', () => {
+  it('renders the reference from our own server, listing the operations', { timeout: 120_000 }, async () => {
+    const document = (await (await api.get('/openapi.json')).json()) as OpenApiDocument;
+    const cancelSummary = document.paths[cancelPaths.cancel]?.post?.summary;
+    const readAll = document.paths['/api/v1/integration/reward-configurations/readAll']?.post;
+    const readAllSummary = readAll?.summary;
+    expect(cancelSummary).toBeTruthy();
+    expect(readAllSummary).toBeTruthy();
+
+    const { context, blocked } = await offlineContext(browser);
+    try {
+      const page = await context.newPage();
+      const scripts: string[] = [];
+      page.on('response', (response) => {
+        if (response.request().resourceType() === 'script') scripts.push(new URL(response.url()).pathname);
+      });
+      const response = await page.goto(`${api.baseUrl}/docs`);
+      expect(response?.status()).toBe(200);
+
+      // Scalar renders each operation's summary in the sidebar and in the operation's section.
+      await page
+        .getByText(cancelSummary as string)
+        .first()
+        .waitFor({ timeout: 60_000 });
+      // Only the first tag starts open: open readAll's tag in the sidebar, as a reader would.
+      await page
+        .getByText(readAll?.tags?.[0] as string, { exact: true })
+        .first()
+        .click();
+      await page
+        .getByText(readAllSummary as string)
+        .first()
+        .waitFor({ timeout: 60_000 });
+      expect(await page.title()).toBe('Merchant rewards gateway API');
+      expect(scripts).toContain(DOCS_SCRIPT_PATH);
+      // Nothing needed the internet; anything the page tried is listed in the failure message.
+      expect(blocked).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('serves the script with a long cache lifetime, gzipped when the browser accepts it', async () => {
+    const html = await (await api.get('/docs')).text();
+    const src = html.match(/<script src="([^"]+)"/)?.[1];
+    expect(src).toMatch(new RegExp(`^${DOCS_SCRIPT_PATH}\\?v=\\d+\\.\\d+\\.\\d+`));
+    expect(html).not.toMatch(/https?:\/\/(?!127\.0\.0\.1|localhost)[a-z0-9.-]+\/[^"']*\.js/i);
+
+    const plain = await api.get(src as string, { 'accept-encoding': 'identity' });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    const body = await plain.text();
+    expect(body).toContain('createApiReference');
+
+    // fetch() decompresses for us: the same script, sent compressed.
+    const gzipped = await api.get(src as string, { 'accept-encoding': 'gzip' });
+    expect(gzipped.headers.get('content-encoding')).toBe('gzip');
+    expect(await gzipped.text()).toBe(body);
+  });
+});
+
+describe('/admin/queues in a browser', () => {
+  let merchant: MerchantFixture;
+
+  beforeAll(async () => {
+    merchant = await createMerchant(env.db);
+  });
+
+  it('shows a cancel job submitted over HTTP on the cancel queue page', { timeout: 120_000 }, async () => {
+    const configuration = await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() });
+    const [reward] = await createRewards(env.db, {
+      merchantId: merchant.id,
+      rewardConfigurationId: configuration.id,
+      rewards: [{ playerId: 'browser-player' }],
+    });
+    const jobId = await requestCancellation(api, merchant, 'cancel', { id: reward?.id });
+    expect((await waitForJob(api, merchant, jobId)).state).toBe('completed');
+
+    const { context, blocked } = await offlineContext(browser, {
+      httpCredentials: { username: 'operator', password: env.config.ADMIN_TOKEN as string },
+    });
+    try {
+      const page = await context.newPage();
+      const response = await page.goto(`${api.baseUrl}/admin/queues/queue/${queueNames.single}?status=completed`);
+      expect(response?.status()).toBe(200);
+      // The dashboard is a single-page app: the job list appears once it has asked the API.
+      await page.getByText(jobId).first().waitFor({ timeout: 60_000 });
+      // bull-board's page links a Google Fonts stylesheet; without it the text is in system fonts.
+      // Nothing else may need the internet.
+      expect(blocked.filter((url) => !url.startsWith('https://fonts.googleapis.com/'))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
