@@ -1,5 +1,6 @@
 import type { Db } from './db/client.js';
 import type { CancellationJobRow } from './db/schema.js';
+import { AppError } from './errors.js';
 import type { JobStateName, JobStatus, PublicJobStatus } from './job-status-schema.js';
 import { operations, queueNames } from './queue/job-catalogue.js';
 import type { RedisConnection } from './queue/redis.js';
@@ -56,7 +57,13 @@ export async function findJobStatus(
 ): Promise<JobStatus | null> {
   if (!JOB_ID.test(jobId)) return null;
   const keys = [queueNames.single, queueNames.bulk].map((queue) => `${queuePrefix}:${queue}:${jobId}`);
-  const raw = (await redis.eval(READ_JOB, keys.length, ...keys)) as RawJob | null;
+  let raw: RawJob | null;
+  try {
+    raw = (await redis.eval(READ_JOB, keys.length, ...keys)) as RawJob | null;
+  } catch (error) {
+    // Redis away: the job may be there, so "not found" from Postgres would be wrong.
+    throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });
+  }
   if (raw) {
     const fromQueue = statusFromHash(jobId, raw);
     if (fromQueue) return fromQueue;
