@@ -6,7 +6,7 @@ import type { MerchantClient } from '../lib/merchant-client.js';
 import { round } from '../lib/percentiles.js';
 import { sleep } from '../lib/progress.js';
 
-const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
+export const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
 
 export interface BulkCancelRun {
   rewards: number;
