@@ -259,7 +259,7 @@ export function formatReport(results: BenchResults): string {
     figures.push([
       `Redis used_memory, ${count(redis.requests)} bulkCancel of ${count(redis.idsPerRequest)} ids: before / peak / after`,
       `${redis.beforeMiB} / ${redis.peakMiB} / ${redis.afterMiB} MiB (Δ ${redis.deltaMiB} MiB; server peak ` +
-        `${redis.serverPeakMiB} MiB; all completed after ${ms(redis.completedMs)})`,
+        `${redis.serverPeakMiB} MiB; all completed after ${ms(redis.completedMs)}; ${redis.retries} sent again after a 503)`,
     ]);
   }
   const fair = results.fairTurns;

@@ -57,7 +57,7 @@ export const USAGE = `Usage: npm run bench [-- [--quick] [--only GROUP,...] [--e
 
 Measures the targets of PERFORMANCE.md against their baselines, on a database and queue prefix of
 its own (DATABASE_URL's server, REDIS_URL), and writes bench/results/latest.json.
-  --quick          a tenth of the sizes, 2 s HTTP runs (under two minutes)
+  --quick          a tenth of the sizes, 2 s HTTP runs (two to three minutes)
   --only GROUP,... run only these phase groups (${PHASE_GROUPS.join(', ')}); the
                    data the others need is not seeded
   --env KEY=VALUE  extra configuration for every API and worker process (repeatable), e.g.

@@ -371,7 +371,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
         }
         progress.step(
           `Redis used_memory before ${run.beforeMiB} MiB, peak ${run.peakMiB} MiB, after ${run.afterMiB} MiB ` +
-            `(Δ ${run.deltaMiB} MiB); sent in ${run.sendMs} ms, all completed after ${run.completedMs} ms`,
+            `(Δ ${run.deltaMiB} MiB); sent in ${run.sendMs} ms (${run.retries} sent again after a 503/429), ` +
+            `all completed after ${run.completedMs} ms`,
         );
       } finally {
         await services.stopAll();

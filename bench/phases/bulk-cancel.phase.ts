@@ -141,7 +141,7 @@ export async function measureRawUpdate(
   checks: Checks,
   options: { recordJobId?: boolean } = {},
 ): Promise<RawUpdateRun> {
-  // With recordJobId the statement writes what the service writes (DESIGN §5 records the canceller's
+  // With recordJobId the statement writes what the service writes (docs/design.md §4 records the canceller's
   // job id on each reward): the same data change, for context beside the PERFORMANCE.md baseline.
   const statement = options.recordJobId
     ? "UPDATE rewards SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = $3 " +
