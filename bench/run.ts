@@ -112,7 +112,10 @@ async function main(): Promise<number> {
         httpSeconds: settings.http.durationSeconds,
         httpConnections: settings.http.connections,
         readAllStream: settings.readAllStream,
+        redisMemory: settings.redisMemory,
+        fairTurns: settings.fairTurns,
       },
+      only: settings.only === null ? null : [...settings.only],
       durationSeconds: 0,
       checks: checks.all,
     };
