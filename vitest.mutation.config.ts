@@ -1,4 +1,4 @@
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
 /**
@@ -6,21 +6,20 @@ import base from './vitest.config.js';
  * (stryker.config.json). End-to-end tests are left out: they run the code in child processes,
  * where a mutant is never switched on.
  */
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      include: [
-        'test/unit/signature.test.ts',
-        'test/unit/wire-rules.test.ts',
-        'test/unit/coalescer.test.ts',
-        'test/integration/auth.security.test.ts',
-        'test/integration/cancel.happy.test.ts',
-        'test/integration/cancel.error.test.ts',
-        'test/integration/bulk-cancel.happy.test.ts',
-        'test/integration/bulk-cancel-by-query.happy.test.ts',
-      ],
-      reporters: ['default'],
-    },
-  }),
-);
+export default defineConfig({
+  test: {
+    ...base.test,
+    include: [
+      'test/unit/signature.test.ts',
+      'test/unit/wire-rules.test.ts',
+      'test/unit/coalescer.test.ts',
+      'test/integration/auth.security.test.ts',
+      'test/integration/cancel.happy.test.ts',
+      'test/integration/cancel.error.test.ts',
+      'test/integration/bulk-cancel.happy.test.ts',
+      'test/integration/bulk-cancel-by-query.happy.test.ts',
+      'test/integration/reward-cancellations.repository.test.ts',
+    ],
+    reporters: ['default'],
+  },
+});

@@ -16,8 +16,8 @@ export const ErrorBodySchema = z
 
 /** The three fields every merchant request carries (docs/design.md §2). The auth middleware checks them first. */
 export const signedFields = {
-  merchantId: uuidSchema.openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
-  timestamp: timestampSchema.openapi({
+  merchantId: uuidSchema().openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+  timestamp: timestampSchema().openapi({
     description: 'Epoch milliseconds, within ±5 minutes of the server clock',
     example: 1763679600000,
   }),
@@ -28,7 +28,7 @@ export const signedFields = {
 };
 
 /** Merchant-chosen identifiers: 1 to 255 characters, no NUL (Postgres text cannot hold it). */
-export const identifier = identifierSchema;
+export const identifier = identifierSchema();
 
 export const errorResponse = (description: string) => ({
   description,
@@ -75,7 +75,7 @@ const BetConstraintSchema = z.object({
 /** A reward configuration as readAll lists it and the admin API answers its creation. */
 export const RewardConfigurationSchema = z
   .object({
-    id: uuidSchema,
+    id: uuidSchema(),
     name: z.string(),
     status: z.enum(configurationStatuses),
     rewardType: z.enum(rewardTypes),
@@ -83,10 +83,10 @@ export const RewardConfigurationSchema = z
     startDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
     endDate: z.number().int().openapi({ description: 'Epoch milliseconds' }),
     duration: z.number().int().openapi({ description: 'Minutes' }),
-    merchantId: uuidSchema,
+    merchantId: uuidSchema(),
     games: z.array(
       z.object({
-        id: uuidSchema,
+        id: uuidSchema(),
         gameId: z.number().int(),
         betConstraints: z.record(z.string().regex(/^[A-Z]{3}$/), BetConstraintSchema).openapi({
           description: 'Keyed by ISO 4217 currency code',

@@ -36,7 +36,7 @@ export const JobStatusSchema = z
 export type PublicJobStatus = z.infer<typeof JobStatusSchema>;
 
 /** The admin view: whose job it is, and the error as the worker saw it. */
-export const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: uuidSchema }).openapi('AdminJobStatus');
+export const AdminJobStatusSchema = JobStatusSchema.extend({ merchantId: uuidSchema() }).openapi('AdminJobStatus');
 
 export type JobStatus = z.infer<typeof AdminJobStatusSchema>;
 export type JobStateName = JobStatus['state'];

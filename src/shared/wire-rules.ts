@@ -4,10 +4,14 @@ import { z } from '@hono/zod-openapi';
  * The rules a value must meet on the wire, declared once: the API's request schemas, the signature
  * middleware (which reads the signed fields before any schema runs) and the job catalogue (which
  * parses what the API queued) all use these, so they cannot disagree about what is valid.
+ *
+ * The schemas are built by functions, each call a new schema: the API adds OpenAPI metadata with
+ * `.openapi()`, which @hono/zod-openapi gives only to schemas built after it has loaded, and the
+ * API entry point loads this module (through the job catalogue) before that.
  */
 
 /** A UUID as RFC 9562 writes it, in either case: the pattern zod's `z.uuid()` checks. */
-export const uuidSchema = z.uuid();
+export const uuidSchema = () => z.uuid();
 const UUID_PATTERN = z.regexes.uuid();
 
 export function isUuid(text: string): boolean {
@@ -24,7 +28,7 @@ export function hasNoNul(value: string): boolean {
 export const NO_NUL_MESSAGE = 'must not contain NUL characters';
 
 /** Merchant-chosen identifiers: 1 to 255 characters, no NUL. */
-export const identifierSchema = z.string().min(1).max(IDENTIFIER_MAX_LENGTH).refine(hasNoNul, NO_NUL_MESSAGE);
+export const identifierSchema = () => z.string().min(1).max(IDENTIFIER_MAX_LENGTH).refine(hasNoNul, NO_NUL_MESSAGE);
 
 /** At most 16 digits: every safe integer fits, and a longer string is refused before it is converted. */
 const TIMESTAMP_DIGITS = /^\d{1,16}$/;
@@ -41,10 +45,11 @@ export function timestampDigits(value: unknown): string | null {
 }
 
 /** The string half of the rule; alone where every value is text (the query string of GET /betSlip). */
-export const timestampTextSchema = z
-  .string()
-  .regex(TIMESTAMP_DIGITS)
-  .refine((text) => Number.isSafeInteger(Number(text)), 'must be a safe integer');
+export const timestampTextSchema = () =>
+  z
+    .string()
+    .regex(TIMESTAMP_DIGITS)
+    .refine((text) => Number.isSafeInteger(Number(text)), 'must be a safe integer');
 
 /** The same rule as `timestampDigits`, as a schema: a JSON integer or a string of digits. */
-export const timestampSchema = z.union([z.number().int().nonnegative(), timestampTextSchema]);
+export const timestampSchema = () => z.union([z.number().int().nonnegative(), timestampTextSchema()]);

@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { QueryCursor } from '../../src/shared/queue/job-catalogue.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
@@ -10,7 +11,8 @@ import { eventually } from '../helpers/worker.js';
 
 /**
  * SIGTERM while requests and jobs are in flight: no accepted request and no job is lost, and each
- * process exits by itself, cleanly, well within its shutdown timeout.
+ * process exits by itself, cleanly, well within its shutdown timeout. A long job is handed back
+ * with its cursor, and the next worker resumes from that cursor rather than from the start.
  */
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
@@ -122,9 +124,28 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     const [exit, ms] = await timed(first.stop('SIGTERM'));
     expect(exit).toEqual({ code: 0, signal: null });
     expect(ms).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
-    const handedBack = await bulkQueue.getJobState(jobId);
-    expect(['waiting', 'delayed', 'completed']).toContain(handedBack);
     expect(first.output()).toContain('shutdown complete');
+
+    // Handed back, not run to the end: the job waits in the queue with its cursor saved part-way.
+    expect(['waiting', 'delayed']).toContain(await bulkQueue.getJobState(jobId));
+    const handedBack = await bulkQueue.getJob(jobId);
+    const cursor = handedBack?.data.cursor as QueryCursor | undefined;
+    expect(cursor).toBeDefined();
+    const cancelledAtHandBack = await cancelledSoFar();
+    expect(cursor?.playerIndex).toBeGreaterThan(0);
+    expect(cursor?.playerIndex).toBeLessThan(playerIds.length);
+    expect(cursor?.cancelled).toBeGreaterThan(0);
+    expect(cursor?.cancelled).toBeLessThanOrEqual(cancelledAtHandBack);
+    expect(cancelledAtHandBack).toBeLessThan(100_000);
+
+    // Probe: put the first player's rewards back to ACTIVE. The cursor is past that player, so a
+    // worker that resumes there leaves them alone; one that started over would cancel them again.
+    const firstPlayer = [...playerIds].sort()[0] as string;
+    const reactivated = await sql`
+      UPDATE rewards SET status = 'ACTIVE', cancellation_job_id = NULL, cancelled_at = NULL
+      WHERE merchant_id = ${merchant.id}::uuid AND player_id = ${firstPlayer} AND cancellation_job_id = ${jobId}
+    `.execute(env.db);
+    expect(Number(reactivated.numAffectedRows)).toBe(100);
 
     await start('worker', workerEnv);
     await eventually(
@@ -136,9 +157,16 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
       { timeoutMs: 60_000, what: 'the job to complete on the next worker' },
     );
     const job = await bulkQueue.getJob(jobId);
+    // The count carries on from the cursor: the first worker's rewards plus the second worker's.
     expect(job?.returnvalue).toEqual({ players: 1_000, cancelled: 100_000 });
     expect(job?.attemptsMade).toBeLessThanOrEqual(1);
-    expect(await cancelledSoFar()).toBe(100_000);
+    // Every reward but the probe's: the second worker did not go back over the players before the cursor.
+    expect(await cancelledSoFar()).toBe(100_000 - 100);
+    const probe = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM rewards
+      WHERE merchant_id = ${merchant.id}::uuid AND player_id = ${firstPlayer} AND status = 'ACTIVE'
+    `.execute(env.db);
+    expect(probe.rows[0]?.n).toBe(100);
   });
 
   it('a worker settles the single cancels it holds before it exits; none is lost', async () => {

@@ -497,6 +497,29 @@ describe.each(routes)('$name', (route) => {
   });
 });
 
+/** Merchant routes are those under /api/v1 and /betSlip: the ones the signature middleware guards. */
+const isMerchantPath = (path: string) => path.startsWith('/api/v1/') || path === '/betSlip';
+
+describe('the route table above', () => {
+  it('lists every merchant route the application registers, so a new route cannot skip these cases', () => {
+    const registered = new Set(
+      api.app.routes
+        .filter((route) => route.method !== 'ALL' && isMerchantPath(route.path))
+        .map((route) => `${route.method} ${route.path}`),
+    );
+    expect(registered.size).toBeGreaterThan(0);
+    expect(routes.map((route) => `${route.method} ${route.path}`).sort()).toEqual([...registered].sort());
+  });
+
+  it('lists every merchant operation of the OpenAPI document', async () => {
+    const document = (await (await api.get('/openapi.json')).json()) as { paths: Record<string, object> };
+    const documented = Object.entries(document.paths)
+      .filter(([path]) => isMerchantPath(path))
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(routes.map((route) => `${route.method} ${route.path}`).sort()).toEqual(documented.sort());
+  });
+});
+
 describe('rate limiting across routes', () => {
   it('is off unless configured: a burst from a merchant without a limit is all served', async () => {
     const owner = await merchant();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Coalescer } from '../../src/worker/cancel-coalescer.js';
 
 describe('Coalescer', () => {
@@ -81,5 +81,92 @@ describe('Coalescer', () => {
     await coalescer.drain();
     expect(applied).toBe(2);
     await expect(Promise.all(pending)).resolves.toEqual([1, 2]);
+  });
+
+  describe('timing (fake clock)', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    function recording(maxBatch: number, windowMs: number) {
+      const batches: number[][] = [];
+      const coalescer = new Coalescer<number, number>(
+        async (requests) => {
+          batches.push([...requests]);
+          return requests;
+        },
+        maxBatch,
+        windowMs,
+      );
+      return { batches, coalescer };
+    }
+
+    it('applies a full batch at once, without waiting for the window, and leaves no timer behind', async () => {
+      vi.useFakeTimers();
+      const { batches, coalescer } = recording(3, 10_000);
+      const outcomes = Promise.all([1, 2, 3].map((n) => coalescer.submit(n)));
+      expect(batches).toEqual([[1, 2, 3]]);
+      expect(vi.getTimerCount()).toBe(0);
+      await expect(outcomes).resolves.toEqual([1, 2, 3]);
+    });
+
+    it('waits the window after the first request, with one timer however many arrive', async () => {
+      vi.useFakeTimers();
+      const { batches, coalescer } = recording(10, 50);
+      const outcomes = Promise.all([1, 2].map((n) => coalescer.submit(n)));
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(49);
+      expect(batches).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(batches).toEqual([[1, 2]]);
+      await expect(outcomes).resolves.toEqual([1, 2]);
+    });
+
+    it('starts a new window for requests that arrive after a batch has gone', async () => {
+      vi.useFakeTimers();
+      const { batches, coalescer } = recording(10, 50);
+      const first = coalescer.submit(1);
+      vi.advanceTimersByTime(50);
+      await expect(first).resolves.toBe(1);
+      const second = coalescer.submit(2);
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(50);
+      await expect(second).resolves.toBe(2);
+      expect(batches).toEqual([[1], [2]]);
+    });
+
+    it('drain applies what waits at once, without waiting for the window', async () => {
+      vi.useFakeTimers();
+      const { batches, coalescer } = recording(10, 10_000);
+      const pending = coalescer.submit(7);
+      await coalescer.drain();
+      expect(batches).toEqual([[7]]);
+      expect(vi.getTimerCount()).toBe(0);
+      await expect(pending).resolves.toBe(7);
+    });
+
+    it('drain with nothing waiting or in flight returns at once and applies nothing', async () => {
+      const { batches, coalescer } = recording(10, 10_000);
+      await coalescer.drain();
+      expect(batches).toEqual([]);
+    });
+  });
+
+  it('a failed batch rejects with the error the batch failed with', async () => {
+    const failure = new Error('database away');
+    const coalescer = new Coalescer<number, number>(
+      async () => {
+        throw failure;
+      },
+      2,
+      1,
+    );
+    await expect(Promise.all([coalescer.submit(1), coalescer.submit(2)])).rejects.toBe(failure);
+  });
+
+  it('rejects a request with the very Error its outcome is', async () => {
+    const refused = new Error('refused');
+    const coalescer = new Coalescer<number, number>(async (requests) => requests.map(() => refused), 1, 1);
+    await expect(coalescer.submit(1)).rejects.toBe(refused);
   });
 });

@@ -15,7 +15,7 @@ describe('UUID rule', () => {
     '00000000-0000-4000-8000-000000000000',
   ])('accepts %s in the middleware check and the schema alike', (text) => {
     expect(isUuid(text)).toBe(true);
-    expect(uuidSchema.safeParse(text).success).toBe(true);
+    expect(uuidSchema().safeParse(text).success).toBe(true);
   });
 
   it.each([
@@ -28,14 +28,14 @@ describe('UUID rule', () => {
     '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4g5b',
   ])('refuses %j in the middleware check and the schema alike', (text) => {
     expect(isUuid(text)).toBe(false);
-    expect(uuidSchema.safeParse(text).success).toBe(false);
+    expect(uuidSchema().safeParse(text).success).toBe(false);
   });
 });
 
 describe('identifier rule', () => {
   it('accepts 1 to 255 characters', () => {
-    expect(identifierSchema.safeParse('a').success).toBe(true);
-    expect(identifierSchema.safeParse('x'.repeat(255)).success).toBe(true);
+    expect(identifierSchema().safeParse('a').success).toBe(true);
+    expect(identifierSchema().safeParse('x'.repeat(255)).success).toBe(true);
   });
 
   it.each([
@@ -43,7 +43,7 @@ describe('identifier rule', () => {
     ['256 characters', 'x'.repeat(256)],
     ['a NUL', 'a\u0000b'],
   ])('refuses %s', (_, value) => {
-    expect(identifierSchema.safeParse(value).success).toBe(false);
+    expect(identifierSchema().safeParse(value).success).toBe(false);
   });
 });
 
@@ -57,7 +57,7 @@ describe('timestamp rule', () => {
     ['9007199254740991', '9007199254740991'],
   ])('takes %j as the signed digits %j', (value, digits) => {
     expect(timestampDigits(value)).toBe(digits);
-    expect(timestampSchema.safeParse(value).success).toBe(true);
+    expect(timestampSchema().safeParse(value).success).toBe(true);
   });
 
   it.each([
@@ -79,12 +79,12 @@ describe('timestamp rule', () => {
     [1],
   ])('refuses %j in the middleware check and the schema alike', (value) => {
     expect(timestampDigits(value)).toBeNull();
-    expect(timestampSchema.safeParse(value).success).toBe(false);
+    expect(timestampSchema().safeParse(value).success).toBe(false);
   });
 
   it('takes only the string form in a query string', () => {
-    expect(timestampTextSchema.safeParse('1763679600000').success).toBe(true);
-    expect(timestampTextSchema.safeParse(1763679600000).success).toBe(false);
-    expect(timestampTextSchema.safeParse('12345678901234567').success).toBe(false);
+    expect(timestampTextSchema().safeParse('1763679600000').success).toBe(true);
+    expect(timestampTextSchema().safeParse(1763679600000).success).toBe(false);
+    expect(timestampTextSchema().safeParse('12345678901234567').success).toBe(false);
   });
 });

@@ -14,7 +14,7 @@ export const adminRouteMeta = {
 };
 
 export const MerchantIdParamsSchema = z.object({
-  merchantId: uuidSchema.openapi({
+  merchantId: uuidSchema().openapi({
     param: { name: 'merchantId', in: 'path' },
     example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b',
   }),

@@ -21,7 +21,7 @@ const CreateMerchantRequestSchema = z
 
 const CreatedMerchantSchema = z
   .object({
-    id: uuidSchema,
+    id: uuidSchema(),
     name: z.string(),
     secretKey: z.string().openapi({ description: 'Shown here and in rotations only' }),
     status: z.enum(merchantStatuses),

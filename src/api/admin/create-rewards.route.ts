@@ -17,7 +17,7 @@ const MAX_REWARDS_PER_REQUEST = 10_000;
 
 const NewRewardSchema = z.strictObject({
   playerId: identifier,
-  rewardConfigurationId: uuidSchema.openapi({ description: "One of this merchant's configurations" }),
+  rewardConfigurationId: uuidSchema().openapi({ description: "One of this merchant's configurations" }),
   externalId: identifier.nullish().openapi({ description: 'Merchant-defined id, unique per merchant' }),
   status: z.enum(rewardStatuses).default('ACTIVE'),
 });
@@ -39,10 +39,10 @@ const CreateRewardsRequestSchema = z
   .openapi('AdminCreateRewardsRequest');
 
 const CreatedRewardSchema = z.object({
-  id: uuidSchema,
+  id: uuidSchema(),
   externalId: z.string().nullable(),
   playerId: z.string(),
-  rewardConfigurationId: uuidSchema,
+  rewardConfigurationId: uuidSchema(),
   status: z.enum(rewardStatuses),
 });
 

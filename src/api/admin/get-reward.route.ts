@@ -8,15 +8,15 @@ import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta, MerchantIdParamsSchema } from './admin-schemas.js';
 
 const RewardParamsSchema = MerchantIdParamsSchema.extend({
-  rewardId: uuidSchema.openapi({ param: { name: 'rewardId', in: 'path' } }),
+  rewardId: uuidSchema().openapi({ param: { name: 'rewardId', in: 'path' } }),
 });
 
 const RewardSchema = z
   .object({
-    id: uuidSchema,
+    id: uuidSchema(),
     externalId: z.string().nullable(),
     playerId: z.string(),
-    rewardConfigurationId: uuidSchema,
+    rewardConfigurationId: uuidSchema(),
     status: z.enum(rewardStatuses),
     cancelledAt: z.number().int().nullable().openapi({ description: 'Epoch milliseconds' }),
     cancellationJobId: z.string().nullable().openapi({ description: 'The X-Job-Id of the cancel that did it' }),

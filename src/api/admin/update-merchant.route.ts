@@ -28,7 +28,7 @@ const UpdateMerchantRequestSchema = z
 
 const MerchantSchema = z
   .object({
-    id: uuidSchema,
+    id: uuidSchema(),
     name: z.string(),
     status: z.enum(merchantStatuses),
     allowedIps: z.array(z.string()).nullable(),

@@ -10,7 +10,7 @@ const BulkCancelByQueryRequestSchema = z
   .object({
     ...signedFields,
     playerIds: z.array(identifier).openapi({ description: 'Players whose ACTIVE rewards are cancelled' }),
-    rewardConfigurationId: uuidSchema.nullish().openapi({ description: 'Only rewards of this configuration' }),
+    rewardConfigurationId: uuidSchema().nullish().openapi({ description: 'Only rewards of this configuration' }),
     externalRewardConfigurationId: identifier
       .nullish()
       .openapi({ description: 'Only rewards of the configuration with this merchant-defined id' }),

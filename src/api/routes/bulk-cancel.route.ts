@@ -9,7 +9,7 @@ import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 const BulkCancelRequestSchema = z
   .object({
     ...signedFields,
-    ids: z.array(uuidSchema).nullish().openapi({ description: 'Reward ids' }),
+    ids: z.array(uuidSchema()).nullish().openapi({ description: 'Reward ids' }),
     externalIds: z.array(identifier).nullish().openapi({ description: 'Merchant-defined reward ids' }),
   })
   .openapi('BulkCancelRequest');

@@ -9,7 +9,7 @@ import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
 const CancelRequestSchema = z
   .object({
     ...signedFields,
-    id: uuidSchema.nullish().openapi({ description: 'Reward id (exactly one of id or externalId)' }),
+    id: uuidSchema().nullish().openapi({ description: 'Reward id (exactly one of id or externalId)' }),
     externalId: identifier.nullish().openapi({ description: 'Merchant-defined reward id' }),
   })
   .refine((body) => (body.id == null) !== (body.externalId == null), {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DefaultJobOptions } from 'bullmq';
 import { z } from 'zod';
-import { identifierSchema as identifier, uuidSchema as uuid } from '../wire-rules.js';
+import { identifierSchema, uuidSchema } from '../wire-rules.js';
 
 /**
  * The one catalogue of cancellation jobs: queue names, a schema per job kind, payload types, job id
@@ -19,6 +19,9 @@ export type QueueName = (typeof queueNames)[keyof typeof queueNames];
 
 export const operations = ['cancel', 'bulkCancel', 'bulkCancelByQuery'] as const;
 export type Operation = (typeof operations)[number];
+
+const uuid = uuidSchema();
+const identifier = identifierSchema();
 
 const jobBase = {
   merchantId: uuid,

@@ -1,0 +1,336 @@
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/shared/db/schema.js';
+import {
+  cancelRewardsByIdentifiers,
+  cancelRewardsOfPlayers,
+  cancelSingleRewards,
+  countCancelledByJob,
+  findExternalIdsNamedById,
+  type SingleCancelRequest,
+} from '../../src/shared/repositories/reward-cancellations.repository.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createConfiguration, createMerchant, createRewards, type RewardInput } from '../helpers/fixtures.js';
+
+/**
+ * The cancel statements on their own, against real Postgres: which rewards each one changes, and
+ * the counts it reports, case by case (the routes' and workers' tests see them only through a job).
+ */
+
+let env: TestEnvironment;
+let merchantId: string;
+let otherMerchantId: string;
+let configurationId: string;
+let otherConfigurationId: string;
+let foreignConfigurationId: string;
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  merchantId = (await createMerchant(env.db)).id;
+  otherMerchantId = (await createMerchant(env.db)).id;
+  configurationId = (await createConfiguration(env.db, { merchantId, startDate: Date.now(), externalId: 'conf-a' })).id;
+  otherConfigurationId = (
+    await createConfiguration(env.db, { merchantId, startDate: Date.now(), externalId: 'conf-b' })
+  ).id;
+  foreignConfigurationId = (
+    await createConfiguration(env.db, { merchantId: otherMerchantId, startDate: Date.now(), externalId: 'conf-a' })
+  ).id;
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+const unique = (label: string) => `${label}-${randomUUID()}`;
+
+async function rewards(inputs: RewardInput[], options: { merchant?: string; configuration?: string } = {}) {
+  return createRewards(env.db, {
+    merchantId: options.merchant ?? merchantId,
+    rewardConfigurationId: options.configuration ?? configurationId,
+    rewards: inputs,
+  });
+}
+
+async function stateOf(ids: string[]) {
+  const rows = await env.db
+    .selectFrom('rewards')
+    .select(['id', 'status', 'cancellation_job_id', 'cancelled_at'])
+    .where('id', 'in', ids)
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => {
+    const row = byId.get(id);
+    return { status: row?.status, jobId: row?.cancellation_job_id ?? null, hasCancelledAt: row?.cancelled_at != null };
+  });
+}
+
+function inTransaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return env.db.transaction().execute(work);
+}
+
+describe('cancelSingleRewards', () => {
+  it('answers nothing for no requests', async () => {
+    expect(await inTransaction((trx) => cancelSingleRewards(trx, []))).toEqual([]);
+  });
+
+  it('gives each request its own outcome, in request order, and changes only ACTIVE rewards', async () => {
+    const player = unique('single');
+    const [byId, byExternal, used, expired, cancelledElsewhere] = await rewards([
+      { playerId: player, externalId: unique('ext') },
+      { playerId: player, externalId: unique('ext') },
+      { playerId: player, status: 'USED' },
+      { playerId: player, status: 'EXPIRED' },
+      { playerId: player },
+    ]);
+    const [foreign] = await rewards([{ playerId: player, externalId: byExternal?.externalId }], {
+      merchant: otherMerchantId,
+      configuration: foreignConfigurationId,
+    });
+    const earlierJob = randomUUID();
+    await inTransaction((trx) =>
+      cancelSingleRewards(trx, [{ jobId: earlierJob, merchantId, rewardId: cancelledElsewhere?.id }]),
+    );
+
+    const jobId = randomUUID();
+    const requests: SingleCancelRequest[] = [
+      { jobId, merchantId, rewardId: byId?.id },
+      { jobId, merchantId, externalId: byExternal?.externalId as string },
+      { jobId, merchantId, rewardId: used?.id },
+      { jobId, merchantId, rewardId: expired?.id },
+      { jobId, merchantId, rewardId: cancelledElsewhere?.id },
+      { jobId, merchantId, rewardId: randomUUID() },
+      { jobId, merchantId, externalId: unique('missing') },
+      // Another merchant's reward is not found, by id or by external id.
+      { jobId, merchantId, rewardId: foreign?.id },
+    ];
+    const outcomes = await inTransaction((trx) => cancelSingleRewards(trx, requests));
+    expect(outcomes).toEqual([
+      'cancelled',
+      'cancelled',
+      'notCancellable',
+      'notCancellable',
+      'alreadyCancelled',
+      'notFound',
+      'notFound',
+      'notFound',
+    ]);
+
+    const ids = [byId, byExternal, used, expired, cancelledElsewhere, foreign].map((reward) => reward?.id as string);
+    expect(await stateOf(ids)).toEqual([
+      { status: 'CANCELLED', jobId, hasCancelledAt: true },
+      { status: 'CANCELLED', jobId, hasCancelledAt: true },
+      { status: 'USED', jobId: null, hasCancelledAt: false },
+      { status: 'EXPIRED', jobId: null, hasCancelledAt: false },
+      { status: 'CANCELLED', jobId: earlierJob, hasCancelledAt: true },
+      { status: 'ACTIVE', jobId: null, hasCancelledAt: false },
+    ]);
+
+    // A retry of the same job reports the same outcomes and changes nothing more.
+    expect(await inTransaction((trx) => cancelSingleRewards(trx, requests))).toEqual(outcomes);
+    expect((await stateOf(ids))[0]).toEqual({ status: 'CANCELLED', jobId, hasCancelledAt: true });
+  });
+
+  it('goes by the id when a request carries both an id and an external id', async () => {
+    const player = unique('both');
+    const [named, other] = await rewards([
+      { playerId: player, externalId: unique('ext') },
+      { playerId: player, externalId: unique('ext') },
+    ]);
+    const jobId = randomUUID();
+    const outcomes = await inTransaction((trx) =>
+      cancelSingleRewards(trx, [{ jobId, merchantId, rewardId: named?.id, externalId: other?.externalId as string }]),
+    );
+    expect(outcomes).toEqual(['cancelled']);
+    expect((await stateOf([named?.id as string, other?.id as string])).map((state) => state.status)).toEqual([
+      'CANCELLED',
+      'ACTIVE',
+    ]);
+  });
+
+  it('settles requests of several merchants in one statement, each within its own merchant', async () => {
+    const externalId = unique('shared-ext');
+    const [mine] = await rewards([{ playerId: unique('m1'), externalId }]);
+    const [theirs] = await rewards([{ playerId: unique('m2'), externalId }], {
+      merchant: otherMerchantId,
+      configuration: foreignConfigurationId,
+    });
+    const [first, second] = [randomUUID(), randomUUID()];
+    const outcomes = await inTransaction((trx) =>
+      cancelSingleRewards(trx, [
+        { jobId: first, merchantId, externalId },
+        { jobId: second, merchantId: otherMerchantId, externalId },
+      ]),
+    );
+    expect(outcomes).toEqual(['cancelled', 'cancelled']);
+    expect(await stateOf([mine?.id as string, theirs?.id as string])).toEqual([
+      { status: 'CANCELLED', jobId: first, hasCancelledAt: true },
+      { status: 'CANCELLED', jobId: second, hasCancelledAt: true },
+    ]);
+  });
+});
+
+describe('cancelRewardsByIdentifiers', () => {
+  it('counts each reward once, by outcome, and a retry of the same job reports the same counts', async () => {
+    const player = unique('bulk');
+    const [a, b, used, cancelledElsewhere, untouched] = await rewards([
+      { playerId: player, externalId: unique('ext') },
+      { playerId: player, externalId: unique('ext') },
+      { playerId: player, externalId: unique('ext'), status: 'EXPIRED' },
+      { playerId: player, externalId: unique('ext') },
+      { playerId: player, externalId: unique('ext') },
+    ]);
+    const [foreign] = await rewards([{ playerId: player, externalId: unique('ext') }], {
+      merchant: otherMerchantId,
+      configuration: foreignConfigurationId,
+    });
+    const earlierJob = randomUUID();
+    await inTransaction((trx) =>
+      cancelSingleRewards(trx, [{ jobId: earlierJob, merchantId, rewardId: cancelledElsewhere?.id }]),
+    );
+
+    const jobId = randomUUID();
+    const params = {
+      jobId,
+      merchantId,
+      // `a` named both ways; a foreign reward and an unknown id are not found.
+      ids: [a?.id, used?.id, foreign?.id, randomUUID()] as string[],
+      externalIds: [a?.externalId, b?.externalId, cancelledElsewhere?.externalId, unique('missing')] as string[],
+    };
+    const counts = await inTransaction((trx) => cancelRewardsByIdentifiers(trx, params));
+    expect(counts).toEqual({ cancelled: 2, alreadyCancelled: 1, notCancellable: 1, notFound: 3 });
+    expect(await stateOf([a, b, untouched, foreign].map((reward) => reward?.id as string))).toEqual([
+      { status: 'CANCELLED', jobId, hasCancelledAt: true },
+      { status: 'CANCELLED', jobId, hasCancelledAt: true },
+      { status: 'ACTIVE', jobId: null, hasCancelledAt: false },
+      { status: 'ACTIVE', jobId: null, hasCancelledAt: false },
+    ]);
+
+    expect(await inTransaction((trx) => cancelRewardsByIdentifiers(trx, params))).toEqual(counts);
+    // Another job finds them already cancelled.
+    expect(await inTransaction((trx) => cancelRewardsByIdentifiers(trx, { ...params, jobId: randomUUID() }))).toEqual({
+      cancelled: 0,
+      alreadyCancelled: 3,
+      notCancellable: 1,
+      notFound: 3,
+    });
+  });
+
+  it('leaves out the rewards of excludeIds, neither changing nor counting them', async () => {
+    const player = unique('exclude');
+    const [kept, excluded] = await rewards([
+      { playerId: player, externalId: unique('ext') },
+      { playerId: player, externalId: unique('ext') },
+    ]);
+    const jobId = randomUUID();
+    const counts = await inTransaction((trx) =>
+      cancelRewardsByIdentifiers(trx, {
+        jobId,
+        merchantId,
+        ids: [],
+        externalIds: [kept?.externalId, excluded?.externalId] as string[],
+        excludeIds: [excluded?.id as string],
+      }),
+    );
+    expect(counts).toEqual({ cancelled: 1, alreadyCancelled: 0, notCancellable: 0, notFound: 0 });
+    expect((await stateOf([kept?.id as string, excluded?.id as string])).map((state) => state.status)).toEqual([
+      'CANCELLED',
+      'ACTIVE',
+    ]);
+  });
+});
+
+describe('findExternalIdsNamedById', () => {
+  it('lists the external ids whose reward the ids also name, within the merchant', async () => {
+    const player = unique('named');
+    const [both, onlyExternal] = await rewards([
+      { playerId: player, externalId: unique('ext') },
+      { playerId: player, externalId: unique('ext') },
+    ]);
+    const [foreign] = await rewards([{ playerId: player, externalId: both?.externalId }], {
+      merchant: otherMerchantId,
+      configuration: foreignConfigurationId,
+    });
+    const externalIds = [both?.externalId, onlyExternal?.externalId] as string[];
+    expect(
+      await findExternalIdsNamedById(env.db, { merchantId, ids: [both?.id as string, randomUUID()], externalIds }),
+    ).toEqual([both?.externalId]);
+    expect(await findExternalIdsNamedById(env.db, { merchantId, ids: [foreign?.id as string], externalIds })).toEqual(
+      [],
+    );
+    expect(await findExternalIdsNamedById(env.db, { merchantId, ids: [], externalIds })).toEqual([]);
+    expect(await findExternalIdsNamedById(env.db, { merchantId, ids: [both?.id as string], externalIds: [] })).toEqual(
+      [],
+    );
+  });
+});
+
+describe('cancelRewardsOfPlayers and countCancelledByJob', () => {
+  it('cancels at most `limit` ACTIVE rewards of the players per statement, and counts what it picked', async () => {
+    const [p1, p2, outsider] = [unique('p1'), unique('p2'), unique('p3')];
+    await rewards([
+      { playerId: p1 },
+      { playerId: p1 },
+      { playerId: p1, status: 'USED' },
+      { playerId: p2 },
+      { playerId: p2 },
+      { playerId: outsider },
+    ]);
+    await rewards([{ playerId: p1 }], { merchant: otherMerchantId, configuration: foreignConfigurationId });
+    const jobId = randomUUID();
+    const batch = (limit: number) =>
+      inTransaction((trx) =>
+        cancelRewardsOfPlayers(trx, { jobId, merchantId, playerIds: [p1, p2], filter: {}, limit }),
+      );
+
+    expect(await batch(3)).toEqual({ picked: 3, cancelled: 3 });
+    expect(await batch(3)).toEqual({ picked: 1, cancelled: 1 });
+    expect(await batch(3)).toEqual({ picked: 0, cancelled: 0 });
+
+    expect(await countCancelledByJob(env.db, { jobId, merchantId, playerIds: [p1, p2] })).toBe(4);
+    expect(await countCancelledByJob(env.db, { jobId, merchantId, playerIds: [p1] })).toBe(2);
+    expect(await countCancelledByJob(env.db, { jobId: randomUUID(), merchantId, playerIds: [p1, p2] })).toBe(0);
+    expect(await countCancelledByJob(env.db, { jobId, merchantId: otherMerchantId, playerIds: [p1] })).toBe(0);
+
+    const left = await env.db
+      .selectFrom('rewards')
+      .select(['player_id', 'merchant_id', 'status'])
+      .where('player_id', 'in', [p1, p2, outsider])
+      .where('status', '!=', 'CANCELLED')
+      .orderBy('player_id')
+      .execute();
+    expect(left).toEqual(
+      expect.arrayContaining([
+        { player_id: p1, merchant_id: merchantId, status: 'USED' },
+        { player_id: p1, merchant_id: otherMerchantId, status: 'ACTIVE' },
+        { player_id: outsider, merchant_id: merchantId, status: 'ACTIVE' },
+      ]),
+    );
+    expect(left).toHaveLength(3);
+  });
+
+  it('keeps to the configuration filter: by id, by external id, and both must match when both are given', async () => {
+    const player = unique('filter');
+    const [inA] = await rewards([{ playerId: player }]);
+    const [inB] = await rewards([{ playerId: player }], { configuration: otherConfigurationId });
+    const run = (filter: { rewardConfigurationId?: string; externalRewardConfigurationId?: string }) =>
+      inTransaction((trx) =>
+        cancelRewardsOfPlayers(trx, { jobId: randomUUID(), merchantId, playerIds: [player], filter, limit: 100 }),
+      );
+
+    // Both given and naming different configurations: nothing matches both.
+    expect(await run({ rewardConfigurationId: configurationId, externalRewardConfigurationId: 'conf-b' })).toEqual({
+      picked: 0,
+      cancelled: 0,
+    });
+    // The other merchant's configuration with the same external id does not count.
+    expect(await run({ externalRewardConfigurationId: 'conf-a' })).toEqual({ picked: 1, cancelled: 1 });
+    expect((await stateOf([inA?.id as string, inB?.id as string])).map((state) => state.status)).toEqual([
+      'CANCELLED',
+      'ACTIVE',
+    ]);
+    expect(await run({ rewardConfigurationId: configurationId })).toEqual({ picked: 0, cancelled: 0 });
+    expect(await run({ rewardConfigurationId: otherConfigurationId, externalRewardConfigurationId: 'conf-b' })).toEqual(
+      { picked: 1, cancelled: 1 },
+    );
+  });
+});
