@@ -107,25 +107,29 @@ export function assertDeliverableHost(url: URL): void {
 /**
  * A `lookup` for node's http/https requests that resolves the name, refuses it when any of its
  * addresses is internal, and otherwise hands node exactly the addresses it checked, so the socket
- * connects to a checked address (no second resolution that could answer differently).
+ * connects to a checked address (no second resolution that could answer differently). `resolve` is
+ * the system resolver; tests give one that answers what a rebinding attacker's DNS would.
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  const lookupOptions: LookupOptions = { ...(options as LookupOptions), all: true };
-  dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) {
-      callback(error, '', 0);
-      return;
-    }
-    const internal = addresses.find((entry) => isRefusedAddress(entry.address));
-    if (internal || addresses.length === 0) {
-      callback(new RefusedAddressError(internal?.address ?? 'none'), '', 0);
-      return;
-    }
-    if ((options as LookupOptions).all) {
-      (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
-      return;
-    }
-    const [first] = addresses as [LookupAddress];
-    callback(null, first.address, first.family);
-  });
-};
+export function createGuardedLookup(resolve: typeof dnsLookup = dnsLookup): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...(options as LookupOptions), all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) {
+        callback(error, '', 0);
+        return;
+      }
+      const internal = addresses.find((entry) => isRefusedAddress(entry.address));
+      if (internal || addresses.length === 0) {
+        callback(new RefusedAddressError(internal?.address ?? 'no address'), '', 0);
+        return;
+      }
+      if ((options as LookupOptions).all) {
+        (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
+        return;
+      }
+      const [first] = addresses as [LookupAddress];
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+export const guardedLookup = createGuardedLookup();
