@@ -11,7 +11,7 @@ import {
 import { findWebhook } from '../shared/repositories/webhooks.repository.js';
 import type { WorkerDeps } from './worker-context.js';
 
-export interface JobFinishedEvent {
+interface JobFinishedEvent {
   merchantId: string;
   type: WebhookEventType;
   status: PublicJobStatus;

@@ -9,7 +9,7 @@ export interface ReceivedWebhook {
 }
 
 /** What the receiver does with a request: answer with a status, or leave it hanging. */
-export type Answer = number | 'hang';
+type Answer = number | 'hang';
 
 export interface WebhookReceiver {
   /** `http://127.0.0.1:<port>` */

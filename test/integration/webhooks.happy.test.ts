@@ -8,7 +8,7 @@ import { createWebhookNotifier, type WebhookNotifier } from '../../src/worker/we
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { type ReceivedWebhook, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
 
 // Completion webhooks end to end inside one process: the admin API sets them, the notifier (which the
@@ -139,7 +139,7 @@ describe('completion webhooks', () => {
 
     const requests = receiver.withId(`msg_${eventId}`);
     expect(requests).toHaveLength(1);
-    const [request] = requests as [(typeof requests)[number]];
+    const [request] = requests as [ReceivedWebhook];
     expect(request.path).toBe('/hooks/one');
     expect(request.headers['content-type']).toBe('application/json');
     const sentAt = Number(request.headers['webhook-timestamp']);
@@ -261,7 +261,7 @@ describe('completion webhooks', () => {
     expect(await deliveries(first.id)).toEqual([]);
     expect(await deliveries(withoutWebhook.id)).toEqual([]);
     // The other merchant's secret does not verify it either.
-    const [request] = receiver.received.filter((entry) => entry.path === '/second') as [WebhookReceiver['received'][0]];
+    const [request] = receiver.received.filter((entry) => entry.path === '/second') as [ReceivedWebhook];
     expect(() =>
       new Webhook(firstHook.secret).verify(request.body, request.headers as Record<string, string>),
     ).toThrow();
@@ -285,7 +285,7 @@ describe('admin routes', () => {
     await notifier.jobFinished({ merchantId: merchant.id, type: 'job.failed', status });
     const eventId = webhookEventId(merchant.id, status.jobId, 'job.failed');
     await settled(merchant.id, eventId, 'delivered');
-    const [request] = receiver.withId(`msg_${eventId}`) as [WebhookReceiver['received'][0]];
+    const [request] = receiver.withId(`msg_${eventId}`) as [ReceivedWebhook];
     expect(request.path).toBe('/new');
     const headers = request.headers as Record<string, string>;
     expect(new Webhook(secondSet.secret).verify(request.body, headers)).toMatchObject({ type: 'job.failed' });

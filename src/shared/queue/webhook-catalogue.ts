@@ -27,7 +27,7 @@ export const webhookDeliveryJobSchema = z.object({
 });
 export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 
-export const webhookJobCatalogue = {
+const webhookJobCatalogue = {
   webhookDelivery: { queue: webhookQueueName, schema: webhookDeliveryJobSchema },
 } as const;
 export type WebhookJobName = keyof typeof webhookJobCatalogue;
@@ -41,7 +41,7 @@ const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_00
 export const WEBHOOK_MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
 /** The name BullMQ knows the schedule by (job option `backoff.type`, worker `settings.backoffStrategy`). */
-export const WEBHOOK_BACKOFF_TYPE = 'webhook-schedule';
+const WEBHOOK_BACKOFF_TYPE = 'webhook-schedule';
 
 /**
  * The wait after failed attempt number `failedAttempts` (1 for the first), multiplied by `scale`
