@@ -212,7 +212,7 @@ describe('completion webhooks', () => {
     receiver.answer = () => 503;
     const failed = await metric('failed');
 
-    const status = jobStatus('cancelled' as PublicJobStatus['state']);
+    const status = jobStatus('cancelled');
     await notifier.jobFinished({ merchantId: merchant.id, type: 'job.cancelled', status });
     const eventId = webhookEventId(merchant.id, status.jobId, 'job.cancelled');
     const delivery = await settled(merchant.id, eventId, 'failed');
