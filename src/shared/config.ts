@@ -89,7 +89,10 @@ export const configSchema = z
      * Parsed into that list: empty when no proxy is trusted.
      */
     TRUST_PROXY: trustedProxies,
-    /** How long a merchant record is cached by each API process; bounds how long a change takes to apply. */
+    /**
+     * How long a merchant record is cached by each API process (and a merchant's webhook settings by each
+     * worker); bounds how long a change takes to apply.
+     */
     MERCHANT_CACHE_TTL_MS: nonNegativeInt(5_000),
     /** Most merchant records one API process caches (ids that name no merchant are held apart, fewer). */
     MERCHANT_CACHE_MAX_ENTRIES: positiveInt(10_000),
@@ -160,6 +163,22 @@ export const configSchema = z
     /** Time the process allows itself to drain on SIGTERM before it forces the exit. */
     SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
     METRICS_ENABLED: booleanFromEnv.default(true),
+
+    /**
+     * Let webhook URLs point at loopback, private, link-local and other internal addresses. Off in
+     * production: a merchant's webhook must never become a way into the service's own network. On only
+     * for development and tests, whose receivers listen on 127.0.0.1.
+     */
+    WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default(false),
+    /** How long one delivery attempt may take, connection included, before it counts as failed. */
+    WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+    /**
+     * Multiplies the retry schedule of webhook deliveries (5 s, 5 min, 30 min, 2 h, 5 h, 10 h). 1 in
+     * production; tests shrink it so that a retry takes milliseconds.
+     */
+    WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
+    /** Webhook deliveries one worker has in flight at once (each waits on the network, not on Postgres). */
+    WEBHOOK_DELIVERY_CONCURRENCY: positiveInt(20),
   })
   .superRefine((config, context) => {
     if (config.REDIS_URL === undefined && config.REDIS_CLUSTER_NODES === undefined) {

@@ -9,6 +9,7 @@ import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-qu
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
 import { createCancelProcessor } from './processors/cancel.processor.js';
 import { createSingleCancelCoalescer } from './single-cancel-coalescer.js';
+import { startWebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import type { WorkerDeps } from './worker-context.js';
 
 type JobProcessor = (job: Job, token?: string) => Promise<unknown>;
@@ -84,6 +85,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   gate.watch(workers);
   for (const worker of workers) observe(deps, worker);
   deps.outbox.start();
+  const webhookDelivery = startWebhookDeliveryWorker(deps);
 
   return {
     workers,
@@ -93,7 +95,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
       // Pause first so no new job is taken while the coalescer settles the jobs it holds.
       await Promise.all(workers.map((worker) => worker.pause(true)));
       await coalescer.drain();
-      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.all([...workers.map((worker) => worker.close()), webhookDelivery.close()]);
     },
   };
 }

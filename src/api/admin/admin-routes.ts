@@ -4,8 +4,11 @@ import { registerCreateMerchant } from './create-merchant.route.js';
 import { registerCreateRewardConfiguration } from './create-reward-configuration.route.js';
 import { registerCreateRewards } from './create-rewards.route.js';
 import { registerCreateSession } from './create-session.route.js';
+import { registerDeleteWebhook } from './delete-webhook.route.js';
 import { registerGetJob } from './get-job.route.js';
 import { registerGetReward } from './get-reward.route.js';
+import { registerListWebhookDeliveries } from './list-webhook-deliveries.route.js';
+import { registerPutWebhook } from './put-webhook.route.js';
 import { registerRotateMerchantSecret } from './rotate-merchant-secret.route.js';
 import { registerUpdateMerchant } from './update-merchant.route.js';
 
@@ -29,4 +32,7 @@ export function registerAdminRoutes(app: App): void {
   registerGetReward(app);
   registerCreateSession(app);
   registerGetJob(app);
+  registerPutWebhook(app);
+  registerDeleteWebhook(app);
+  registerListWebhookDeliveries(app);
 }

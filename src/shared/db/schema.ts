@@ -158,6 +158,38 @@ interface CancellationJobsTable {
   updated_at: Generated<Date>;
 }
 
+interface MerchantWebhooksTable {
+  merchant_id: string;
+  url: string;
+  /** Event types sent: job.completed, job.failed, job.cancelled. */
+  events: string[];
+  /** `whsec_` + base64: the signing secret, shown to the admin only when set. */
+  secret: string;
+  created_at: CreatedAt;
+  updated_at: Generated<Date>;
+}
+
+export const webhookDeliveryStates = ['pending', 'delivered', 'failed'] as const;
+export type WebhookDeliveryState = (typeof webhookDeliveryStates)[number];
+
+interface WebhookDeliveriesTable {
+  /** The event id; `msg_<id>` is the webhook-id header of every attempt. */
+  id: string;
+  merchant_id: string;
+  type: string;
+  job_id: string;
+  /** The exact body sent (json keeps its text as written); read back as text. */
+  payload: ColumnType<unknown, string, never>;
+  state: Generated<WebhookDeliveryState>;
+  attempts: Generated<number>;
+  /** HTTP status of the last attempt; null when it got no answer. */
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: Timestamp | null;
+  delivered_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   reward_configurations: RewardConfigurationsTable;
@@ -169,6 +201,8 @@ export interface Database {
   sessions: SessionsTable;
   bet_slip_items: BetSlipItemsTable;
   cancellation_jobs: CancellationJobsTable;
+  merchant_webhooks: MerchantWebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type Merchant = Selectable<MerchantsTable>;
