@@ -3,7 +3,7 @@ import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/datab
 import { type JobName, jobNames, queueNames } from '../shared/queue/job-catalogue.js';
 import { DatabaseGate } from './database-gate.js';
 import { classifyFailure } from './job-failures.js';
-import { forgetIdentifiers, isMerchantJob, recordFailure } from './job-lifecycle.js';
+import { abortRequested, finishedJobStatus, forgetIdentifiers, isMerchantJob, recordFailure } from './job-lifecycle.js';
 import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js';
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
@@ -92,12 +92,24 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
     async close() {
       gate.close();
       deps.outbox.stop();
+      await deps.webhooks.close();
       // Pause first so no new job is taken while the coalescer settles the jobs it holds.
       await Promise.all(workers.map((worker) => worker.pause(true)));
       await coalescer.drain();
       await Promise.all([...workers.map((worker) => worker.close()), webhookDelivery.close()]);
     },
   };
+}
+
+/** Tells the merchant's webhook that a job of theirs completed, or stopped after an abort. */
+async function notifyFinished(deps: WorkerDeps, job: Job, merchantId: string, result: unknown): Promise<void> {
+  const aborted =
+    job.queueName === queueNames.bulk && (await abortRequested(deps, job.id as string).catch(() => false));
+  await deps.webhooks.jobFinished({
+    merchantId,
+    type: aborted ? 'job.cancelled' : 'job.completed',
+    status: finishedJobStatus(job, aborted ? 'cancelled' : 'completed', result as Record<string, number>),
+  });
 }
 
 /** One log line, metrics, the merchant's bookkeeping and (on final failure) the audit row per job. */
@@ -118,6 +130,7 @@ function observe(deps: WorkerDeps, worker: Worker): void {
       },
       'job completed',
     );
+    if (isMerchantJob(job) && data.merchantId) void notifyFinished(deps, job, data.merchantId, result);
     if (job.queueName !== queueNames.bulk) return;
     if (data.merchantId) void deps.turns.finished(data.merchantId, job.id as string).catch(() => {});
     void forgetIdentifiers(job);

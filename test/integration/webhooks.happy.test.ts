@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
 import { webhookEventId, webhookQueueName } from '../../src/shared/queue/webhook-catalogue.js';
-import { createWebhookNotifier, type WebhookNotifier } from '../../src/worker/webhook-notifier.js';
+import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhook-notifier.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';

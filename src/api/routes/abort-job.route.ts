@@ -51,6 +51,7 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
 
     // The mark first: a worker that takes the job from now on stops before its first batch.
     await requestAbort(redis, config.QUEUE_PREFIX, jobId);
+    let withdrawn = false;
     if (status.state === 'queued') {
       // The audit row before the removal: once the job has left Redis, the row is its only record.
       const now = new Date();
@@ -66,10 +67,13 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
           counts: {},
         },
       ]);
-      await producer.withdraw(status.operation, merchantId, jobId);
+      withdrawn = await producer.withdraw(status.operation, merchantId, jobId);
     }
     c.set('jobId', jobId);
-    const after = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
-    return c.json(publicJobStatus(after ?? status), 200);
+    const after = publicJobStatus((await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId)) ?? status);
+    // A job that never reached a worker is finished here, so its webhook is told here (a running one is
+    // told by the worker that stops it).
+    if (withdrawn) await c.var.deps.webhooks.jobFinished({ merchantId, type: 'job.cancelled', status: after });
+    return c.json(after, 200);
   });
 }

@@ -17,8 +17,8 @@ export type WebhookEventType = (typeof webhookEventTypes)[number];
 
 export const webhookDeliveryJobSchema = z.object({
   /** The event's id: the delivery row's id and, as `msg_<id>`, the `webhook-id` of every attempt. */
-  eventId: uuidSchema,
-  merchantId: uuidSchema,
+  eventId: uuidSchema(),
+  merchantId: uuidSchema(),
   type: z.enum(webhookEventTypes),
   /** The merchant's job the event is about. */
   jobId: z.string().min(1).max(128),

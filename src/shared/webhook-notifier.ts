@@ -1,15 +1,26 @@
 import { Queue } from 'bullmq';
-import { BoundedCache } from '../shared/bounded-cache.js';
-import type { PublicJobStatus } from '../shared/job-status-schema.js';
+import { BoundedCache } from './bounded-cache.js';
+import type { Config } from './config.js';
+import type { Db } from './db/client.js';
+import type { PublicJobStatus } from './job-status-schema.js';
+import type { Logger } from './logger.js';
+import type { RedisConnection } from './queue/redis.js';
 import {
   type WebhookDeliveryJob,
   type WebhookEventType,
   webhookEventId,
   webhookJobOptions,
   webhookQueueName,
-} from '../shared/queue/webhook-catalogue.js';
-import { findWebhook } from '../shared/repositories/webhooks.repository.js';
-import type { WorkerDeps } from './worker-context.js';
+} from './queue/webhook-catalogue.js';
+import { findWebhook } from './repositories/webhooks.repository.js';
+
+/** What the notifier needs: a worker's or an API process's own connections. */
+export interface NotifierDeps {
+  config: Config;
+  db: Db;
+  redis: RedisConnection;
+  logger: Logger;
+}
 
 interface JobFinishedEvent {
   merchantId: string;
@@ -34,11 +45,12 @@ type Subscription = readonly WebhookEventType[] | null;
 const ADD_WAIT_MS = 2_000;
 
 /**
- * Tells merchants' webhooks that their jobs finished. Most merchants have no webhook and a busy worker
+ * Tells merchants' webhooks that their jobs finished (used by the workers, and by the API when an abort
+ * takes a queued job out of its queue). Most merchants have no webhook and a busy worker
  * finishes many jobs a second, so what each merchant subscribes to (or that it has no webhook) is
  * cached for MERCHANT_CACHE_TTL_MS, and concurrent lookups for one merchant share one query.
  */
-export function createWebhookNotifier(deps: WorkerDeps): WebhookNotifier {
+export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
   const subscriptions = new BoundedCache<Subscription>({
     ttlMs: deps.config.MERCHANT_CACHE_TTL_MS,
     maxEntries: 10_000,
