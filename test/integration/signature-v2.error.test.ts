@@ -119,7 +119,12 @@ describe('merchants not on version 2', () => {
   it('a version 1 merchant is served without X-Signature, and a malformed or wrong one is ignored', async () => {
     const merchant = await createMerchant(env.db);
     const body = JSON.stringify(signedBody(merchant));
-    for (const headers of [{}, { 'x-signature': 'garbage' }, { 'x-signature': `t=1,v1=${'0'.repeat(64)}` }]) {
+    const headerCases: Array<Record<string, string>> = [
+      {},
+      { 'x-signature': 'garbage' },
+      { 'x-signature': `t=1,v1=${'0'.repeat(64)}` },
+    ];
+    for (const headers of headerCases) {
       expect((await api.post(READ_ALL, body, headers)).status).toBe(200);
     }
     // Its own errors are unchanged.

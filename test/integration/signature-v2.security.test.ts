@@ -36,7 +36,9 @@ async function expectRefused(response: Response, errorCode = 2): Promise<void> {
 async function capturedBetSlip(merchant: MerchantCredentials) {
   const session = await createSession(env.db, { merchantId: merchant.id, playerId: `player-${randomUUID()}` });
   const fields = signedBody(merchant, { authToken: session.token });
-  const query = new URLSearchParams(Object.entries(fields).map(([key, value]) => [key, String(value)])).toString();
+  const query = new URLSearchParams(
+    Object.entries(fields).map(([key, value]): [string, string] => [key, String(value)]),
+  ).toString();
   const pathWithQuery = `/betSlip?${query}`;
   const headers = bodyBoundHeaders(merchant, { method: 'GET', pathWithQuery, body: '' });
   const served = await api.get(pathWithQuery, headers);
@@ -87,7 +89,9 @@ describe('a signature captured from GET /betSlip', () => {
       authToken: other.token,
     });
     await expectRefused(await api.get(`/betSlip?${withOtherToken}`, headers));
-    const query = new URLSearchParams(Object.entries(fields).map(([key, value]) => [key, String(value)]));
+    const query = new URLSearchParams(
+      Object.entries(fields).map(([key, value]): [string, string] => [key, String(value)]),
+    );
     await expectRefused(await api.get(`/betSlip?${query}&extra=1`, headers));
   });
 });

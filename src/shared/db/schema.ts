@@ -13,8 +13,7 @@ export const merchantStatuses = ['ACTIVE', 'DISABLED'] as const;
 export type MerchantStatus = (typeof merchantStatuses)[number];
 
 /** 1: the interface's signature alone; 2: also the body-bound `X-Signature` header. */
-export const signatureVersions = [1, 2] as const;
-export type SignatureVersion = (typeof signatureVersions)[number];
+export type SignatureVersion = 1 | 2;
 
 export const rewardStatuses = ['ACTIVE', 'USED', 'EXPIRED', 'CANCELLED'] as const;
 export type RewardStatus = (typeof rewardStatuses)[number];
