@@ -109,13 +109,7 @@ const routes: MerchantRoute[] = [
     merchantIdIsUuid: true,
     prepare: async ({ api: target, merchant, headers }) => {
       // A queued job of this merchant to abort.
-      const queued = await target.post(
-        '/api/v1/integration/rewards/cancel',
-        sign(merchant, { id: randomUUID() }),
-        headers,
-      );
-      if (queued.status !== 200) throw new Error(`could not queue a job to abort: ${queued.status}`);
-      return { jobId: queued.headers.get('x-job-id') };
+      return { jobId: await queueCancel(target, merchant, headers) };
     },
     invalidFields: { jobId: 42 },
     expectServed: async (response, prepared) => {
@@ -135,15 +129,8 @@ const routes: MerchantRoute[] = [
     path: '/api/v1/integration/jobs/status',
     merchantIdIsUuid: true,
     prepare: async ({ api: target, merchant, headers }) => {
-      // A job of this merchant to ask about. X-Signature too, for a version 2 merchant (others ignore it).
-      const path = '/api/v1/integration/rewards/cancel';
-      const body = JSON.stringify(sign(merchant, { id: randomUUID() }));
-      const queued = await target.post(path, body, {
-        ...headers,
-        ...bodyBoundHeaders(merchant, { method: 'POST', pathWithQuery: path, body }),
-      });
-      if (queued.status !== 200) throw new Error(`could not queue a job to ask about: ${queued.status}`);
-      return { jobId: queued.headers.get('x-job-id') };
+      // A job of this merchant to ask about.
+      return { jobId: await queueCancel(target, merchant, headers) };
     },
     invalidFields: { jobId: 42 },
     expectServed: async (response, prepared) => {
@@ -170,6 +157,18 @@ const routes: MerchantRoute[] = [
     expectServed: expectBetSlip,
   },
 ];
+
+/** Queues a cancel as `merchant`; X-Signature too, for a version 2 merchant (the others ignore it). */
+async function queueCancel(target: TestApi, merchant: MerchantCredentials, headers: Record<string, string>) {
+  const path = '/api/v1/integration/rewards/cancel';
+  const body = JSON.stringify(sign(merchant, { id: randomUUID() }));
+  const queued = await target.post(path, body, {
+    ...headers,
+    ...bodyBoundHeaders(merchant, { method: 'POST', pathWithQuery: path, body }),
+  });
+  if (queued.status !== 200) throw new Error(`could not queue a job: ${queued.status}`);
+  return queued.headers.get('x-job-id');
+}
 
 async function betSlipSession({ merchant }: RouteContext): Promise<Record<string, unknown>> {
   const session = await createSession(env.db, { merchantId: merchant.id, playerId: `player-${randomUUID()}` });
