@@ -29,6 +29,16 @@ afterAll(async () => {
   await env?.close();
 });
 
+/** Switches the demo merchant's signature version, seen at once by the API (its cache entry dropped). */
+async function setSignatureVersion(version: 1 | 2): Promise<void> {
+  await env.db
+    .updateTable('merchants')
+    .set({ signature_version: version })
+    .where('id', '=', DEMO_MERCHANT.id)
+    .execute();
+  api.deps.merchants.forget(DEMO_MERCHANT.id);
+}
+
 interface ExampleOutput {
   vector: string;
   readAllStatus: number;
@@ -79,6 +89,32 @@ describe.each([
     );
     expect(status.status).toBe(200);
     expect(await status.json()).toMatchObject({ jobId: output.jobId, operation: 'cancel' });
+  });
+
+  it('with --v2, sends X-Signature: served while the merchant is on version 2, refused without the flag', async () => {
+    await setSignatureVersion(2);
+    try {
+      const v2 = parseOutput(
+        (
+          await run(interpreter, [examplePath(file), '--base-url', api.baseUrl, '--v2', '--external-id', externalId], {
+            timeout: 20_000,
+          })
+        ).stdout,
+      );
+      expect(v2.vector).toBe('signature test vector: ok');
+      expect(v2.readAllStatus).toBe(200);
+      expect(v2.configurations.length).toBe(DEMO_CONFIGURATIONS.length);
+      expect(v2.cancelStatus).toBe(200);
+      expect(v2.jobId).toMatch(UUID);
+
+      const { stdout } = await run(interpreter, [examplePath(file), '--base-url', api.baseUrl], { timeout: 20_000 });
+      const lines = stdout.trimEnd().split('\n');
+      expect(lines[1]).toBe('readAll: HTTP 401');
+      expect(JSON.parse(lines[2] ?? '')).toMatchObject({ errorCode: 2 });
+      expect(lines[3]).toBe('cancel: HTTP 401 X-Job-Id: -');
+    } finally {
+      await setSignatureVersion(1);
+    }
   });
 
   it('prints the 401 answer when the secret is wrong', async () => {

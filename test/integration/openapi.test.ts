@@ -93,6 +93,27 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('declares the X-Signature header (signature version 2) on every merchant operation', () => {
+    const parameters = (document.components as { parameters?: Record<string, Record<string, unknown>> }).parameters;
+    expect(parameters?.XSignature).toMatchObject({ name: 'X-Signature', in: 'header', required: false });
+    const merchantOperations = Object.entries(document.paths)
+      .filter(([path]) => path.startsWith('/api/v1/') || path === '/betSlip')
+      .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+    expect(merchantOperations.length).toBeGreaterThanOrEqual(7);
+    for (const { path, method, operation } of merchantOperations) {
+      expect((operation as { parameters?: unknown[] }).parameters, `${method} ${path}`).toContainEqual({
+        $ref: '#/components/parameters/XSignature',
+      });
+    }
+    expect(document.info.description).toContain('X-Signature');
+  });
+
+  it('documents signatureVersion on the admin merchant update, request and answer', () => {
+    const schemas = document.components?.schemas as Record<string, { properties?: Record<string, unknown> }>;
+    expect(schemas.AdminUpdateMerchantRequest?.properties?.signatureVersion).toBeDefined();
+    expect(schemas.AdminMerchant?.properties?.signatureVersion).toBeDefined();
+  });
+
   it('declares the adminBearer scheme and requires it on every admin operation', () => {
     expect(document.components?.securitySchemes?.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const adminOperations = Object.entries(document.paths)

@@ -12,6 +12,9 @@ type Numeric = ColumnType<string, string | number, string | number>;
 export const merchantStatuses = ['ACTIVE', 'DISABLED'] as const;
 export type MerchantStatus = (typeof merchantStatuses)[number];
 
+/** 1: the interface's signature alone; 2: also the body-bound `X-Signature` header. */
+export type SignatureVersion = 1 | 2;
+
 export const rewardStatuses = ['ACTIVE', 'USED', 'EXPIRED', 'CANCELLED'] as const;
 export type RewardStatus = (typeof rewardStatuses)[number];
 
@@ -36,6 +39,7 @@ interface MerchantsTable {
   rate_limit_per_second: number | null;
   /** Bulk jobs of this merchant queued or running at once; null: MAX_QUEUED_JOBS. */
   max_queued_jobs: number | null;
+  signature_version: Generated<SignatureVersion>;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
 }
