@@ -16,6 +16,12 @@ const errorCatalogue = {
   TOKEN_EXPIRED: { errorCode: 9, status: 200, message: 'Token expired' },
   NOT_FOUND: { errorCode: 10, status: 404, message: 'Not found' },
   SERVICE_UNAVAILABLE: { errorCode: 11, status: 503, message: 'Service temporarily unavailable' },
+  IDEMPOTENCY_CONFLICT: {
+    errorCode: 12,
+    status: 422,
+    message: 'Idempotency-Key already used with different request fields',
+  },
+  CONFLICT: { errorCode: 13, status: 409, message: 'Conflict with the current state of the resource' },
   INTERNAL_ERROR: { errorCode: 99, status: 500, message: 'Internal error' },
 } as const;
 
@@ -30,7 +36,7 @@ export interface ErrorBody {
 export interface AppErrorOptions {
   /** Said in the log only: why authentication failed, which dependency was down. */
   logDetail?: string;
-  /** Seconds, for the Retry-After header of 429 and 503: a shorthand for that header. */
+  /** Seconds, for the Retry-After header of 409, 429 and 503: a shorthand for that header. */
   retryAfterSeconds?: number;
   /** Headers the response carries besides the body, e.g. `WWW-Authenticate` on a 401. */
   headers?: Readonly<Record<string, string>>;

@@ -158,6 +158,15 @@ interface CancellationJobsTable {
   updated_at: Generated<Date>;
 }
 
+/** Which rewards a job cancelled, by first byte of the id (`bucket`): written by the cancel statement itself. */
+interface JobRewardsTable {
+  job_id: string;
+  bucket: number;
+  first_id: string;
+  /** Sorted. */
+  reward_ids: string[];
+}
+
 export interface Database {
   merchants: MerchantsTable;
   reward_configurations: RewardConfigurationsTable;
@@ -169,6 +178,7 @@ export interface Database {
   sessions: SessionsTable;
   bet_slip_items: BetSlipItemsTable;
   cancellation_jobs: CancellationJobsTable;
+  job_rewards: JobRewardsTable;
 }
 
 export type Merchant = Selectable<MerchantsTable>;
