@@ -43,7 +43,7 @@ describe('Idempotency-Key errors', () => {
   });
 
   it('accepts 255 visible ASCII characters', async () => {
-    const key = '!~'.repeat(127) + 'x';
+    const key = `${'!~'.repeat(127)}x`;
     const response = await send(cancelPaths.cancel, { externalId: 'long-key' }, key);
     expect(response.status).toBe(200);
   });

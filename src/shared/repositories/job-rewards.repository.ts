@@ -26,7 +26,7 @@ export const listCancelledRewards = sql`
   )
 `;
 
-export interface JobReward {
+interface JobReward {
   id: string;
   externalId: string | null;
   playerId: string;
