@@ -1,6 +1,7 @@
 import { createClientAddressResolver } from './client-address.js';
 import type { App } from './context.js';
 import { merchantAuth } from './middleware/merchant-auth.middleware.js';
+import { registerAbortJob } from './routes/abort-job.route.js';
 import { registerBetSlip } from './routes/bet-slip.route.js';
 import { registerBulkCancel } from './routes/bulk-cancel.route.js';
 import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.js';
@@ -21,6 +22,7 @@ export function registerMerchantRoutes(app: App, trustedProxies: readonly string
   registerBulkCancelByQuery(app, v1Auth);
   registerReadAll(app, v1Auth);
   registerJobStatus(app, v1Auth);
+  registerAbortJob(app, v1Auth);
   registerJobRewards(app, v1Auth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
 }

@@ -16,12 +16,8 @@ const errorCatalogue = {
   TOKEN_EXPIRED: { errorCode: 9, status: 200, message: 'Token expired' },
   NOT_FOUND: { errorCode: 10, status: 404, message: 'Not found' },
   SERVICE_UNAVAILABLE: { errorCode: 11, status: 503, message: 'Service temporarily unavailable' },
-  IDEMPOTENCY_CONFLICT: {
-    errorCode: 12,
-    status: 422,
-    message: 'Idempotency-Key already used with different request fields',
-  },
-  CONFLICT: { errorCode: 13, status: 409, message: 'Conflict with the current state of the resource' },
+  IDEMPOTENCY_CONFLICT: { errorCode: 12, status: 422, message: 'Idempotency-Key reused with different request fields' },
+  CONFLICT: { errorCode: 13, status: 409, message: 'Conflict' },
   INTERNAL_ERROR: { errorCode: 99, status: 500, message: 'Internal error' },
 } as const;
 

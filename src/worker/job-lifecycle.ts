@@ -1,4 +1,5 @@
 import { DelayedError, type Job } from 'bullmq';
+import { isAbortRequested } from '../shared/queue/job-abort.js';
 import { type JobName, jobCatalogue } from '../shared/queue/job-catalogue.js';
 import { recordJobsFinished, recordJobsStarted } from '../shared/repositories/cancellation-jobs.repository.js';
 import type { WorkerDeps } from './worker-context.js';
@@ -19,6 +20,12 @@ export async function markBulkJobStarted(deps: WorkerDeps, job: Job, merchantId:
   ]);
 }
 
+/** Whether the merchant asked to abort this job (or the job this part belongs to). */
+export function abortRequested(deps: WorkerDeps, merchantJobId: string): Promise<boolean> {
+  return isAbortRequested(deps.redis, deps.config.QUEUE_PREFIX, merchantJobId);
+}
+
+/** Records the outcome: `cancelled` when the merchant aborted the job, else `completed`. */
 export async function markBulkJobCompleted(
   deps: WorkerDeps,
   job: Job,
@@ -26,6 +33,7 @@ export async function markBulkJobCompleted(
   counts: Record<string, number>,
   requestId?: string,
 ): Promise<void> {
+  const state = (await abortRequested(deps, job.id as string)) ? 'cancelled' : 'completed';
   await recordJobsFinished(deps.db, [
     {
       id: job.id as string,
@@ -35,7 +43,7 @@ export async function markBulkJobCompleted(
       createdAt: new Date(job.timestamp),
       startedAt: new Date(job.processedOn ?? Date.now()),
       finishedAt: new Date(),
-      state: 'completed',
+      state,
       counts,
     },
   ]);

@@ -103,6 +103,33 @@ const routes: MerchantRoute[] = [
     },
   },
   {
+    name: 'jobs/cancel',
+    method: 'POST',
+    path: '/api/v1/integration/jobs/cancel',
+    merchantIdIsUuid: true,
+    prepare: async ({ api: target, merchant, headers }) => {
+      // A queued job of this merchant to abort.
+      const queued = await target.post(
+        '/api/v1/integration/rewards/cancel',
+        sign(merchant, { id: randomUUID() }),
+        headers,
+      );
+      if (queued.status !== 200) throw new Error(`could not queue a job to abort: ${queued.status}`);
+      return { jobId: queued.headers.get('x-job-id') };
+    },
+    invalidFields: { jobId: 42 },
+    expectServed: async (response, prepared) => {
+      // Served more than once (the rate-limit case sends the same abort ten times): the first aborts,
+      // the others find the job already cancelled.
+      if (response.status === 409) {
+        expect(await response.json()).toMatchObject({ errorCode: 13 });
+        return;
+      }
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ jobId: prepared.jobId, operation: 'cancel', state: 'cancelled' });
+    },
+  },
+  {
     name: 'jobs/status',
     method: 'POST',
     path: '/api/v1/integration/jobs/status',

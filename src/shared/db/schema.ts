@@ -21,7 +21,7 @@ export type ConfigurationStatus = (typeof configurationStatuses)[number];
 export const rewardTypes = ['FREE_BET'] as const;
 export type RewardType = (typeof rewardTypes)[number];
 
-export type JobState = 'queued' | 'running' | 'completed' | 'failed';
+export type JobState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelling' | 'cancelled';
 
 interface MerchantsTable {
   id: Generated<string>;
