@@ -6,6 +6,7 @@ import { registerBetSlip } from './routes/bet-slip.route.js';
 import { registerBulkCancel } from './routes/bulk-cancel.route.js';
 import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.js';
 import { registerCancel } from './routes/cancel.route.js';
+import { registerJobRewards } from './routes/job-rewards.route.js';
 import { registerJobStatus } from './routes/job-status.route.js';
 import { registerReadAll } from './routes/read-all.route.js';
 
@@ -22,5 +23,6 @@ export function registerMerchantRoutes(app: App, trustedProxies: readonly string
   registerReadAll(app, v1Auth);
   registerJobStatus(app, v1Auth);
   registerAbortJob(app, v1Auth);
+  registerJobRewards(app, v1Auth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
 }

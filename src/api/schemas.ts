@@ -30,6 +30,16 @@ export const signedFields = {
 /** Merchant-chosen identifiers: 1 to 255 characters, no NUL (Postgres text cannot hold it). */
 export const identifier = identifierSchema();
 
+/** `dryRun` of the bulk cancel routes: count what the request would do, queue nothing. */
+export const dryRunField = z
+  .boolean()
+  .nullish()
+  .openapi({
+    description:
+      'true: queue nothing and answer 200 with what the request would do now (counts, as JSON). ' +
+      'An Idempotency-Key is ignored on a dry run.',
+  });
+
 export const errorResponse = (description: string) => ({
   description,
   content: { 'application/json': { schema: ErrorBodySchema } },

@@ -32,7 +32,7 @@ export interface ErrorBody {
 export interface AppErrorOptions {
   /** Said in the log only: why authentication failed, which dependency was down. */
   logDetail?: string;
-  /** Seconds, for the Retry-After header of 429 and 503: a shorthand for that header. */
+  /** Seconds, for the Retry-After header of 409, 429 and 503: a shorthand for that header. */
   retryAfterSeconds?: number;
   /** Headers the response carries besides the body, e.g. `WWW-Authenticate` on a 401. */
   headers?: Readonly<Record<string, string>>;

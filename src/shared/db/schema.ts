@@ -194,6 +194,15 @@ interface WebhookDeliveriesTable {
   created_at: CreatedAt;
 }
 
+/** Which rewards a job cancelled, by first byte of the id (`bucket`): written by the cancel statement itself. */
+interface JobRewardsTable {
+  job_id: string;
+  bucket: number;
+  first_id: string;
+  /** Sorted. */
+  reward_ids: string[];
+}
+
 export interface Database {
   merchants: MerchantsTable;
   reward_configurations: RewardConfigurationsTable;
@@ -207,6 +216,7 @@ export interface Database {
   cancellation_jobs: CancellationJobsTable;
   merchant_webhooks: MerchantWebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  job_rewards: JobRewardsTable;
 }
 
 export type Merchant = Selectable<MerchantsTable>;
