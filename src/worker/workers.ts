@@ -105,6 +105,10 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
 async function notifyFinished(deps: WorkerDeps, job: Job, merchantId: string, result: unknown): Promise<void> {
   const aborted =
     job.queueName === queueNames.bulk && (await abortRequested(deps, job.id as string).catch(() => false));
+  if (job.queueName === queueNames.bulk) {
+    const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp)) / 1000;
+    deps.metrics.jobDuration.observe({ operation: job.name, outcome: aborted ? 'cancelled' : 'completed' }, seconds);
+  }
   await deps.webhooks.jobFinished({
     merchantId,
     type: aborted ? 'job.cancelled' : 'job.completed',
@@ -116,7 +120,10 @@ async function notifyFinished(deps: WorkerDeps, job: Job, merchantId: string, re
 function observe(deps: WorkerDeps, worker: Worker): void {
   worker.on('completed', (job, result) => {
     const ms = (job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp);
-    deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'completed' }, ms / 1000);
+    // A merchant's bulk job is counted once it is known whether it ran to the end or was aborted.
+    if (job.queueName !== queueNames.bulk || !isMerchantJob(job)) {
+      deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'completed' }, ms / 1000);
+    }
     const data = job.data as { merchantId?: string; requestId?: string };
     const log = isMerchantJob(job) ? deps.logger.info.bind(deps.logger) : deps.logger.debug.bind(deps.logger);
     log(
