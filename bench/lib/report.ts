@@ -103,7 +103,7 @@ function judge(valid: boolean, ...values: Array<number | null>): boolean {
   return valid && values.every((value) => value !== null);
 }
 
-/** PERFORMANCE.md's targets, each beside what this run measured. */
+/** The performance targets, each beside what this run measured. */
 export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetResult[] {
   const bulk = results.bulkCancelByQuery;
   const singles = results.singleCancels;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
 /**
- * Sizes of a run. The full run uses PERFORMANCE.md's sizes; `--quick` a tenth of them (and short HTTP
+ * Sizes of a run. The full run uses the targets' sizes; `--quick` a tenth of them (and short HTTP
  * runs), fast enough for CI to use as a smoke test, where only correctness is judged.
  */
 export interface BenchSettings {
@@ -55,7 +55,7 @@ const RESERVED_ENV = new Set(['DATABASE_URL', 'REDIS_URL', 'QUEUE_PREFIX', 'PORT
 
 export const USAGE = `Usage: npm run bench [-- [--quick] [--only GROUP,...] [--env KEY=VALUE ...]]
 
-Measures the targets of PERFORMANCE.md against their baselines, on a database and queue prefix of
+Measures the performance targets against their baselines, on a database and queue prefix of
 its own (DATABASE_URL's server, REDIS_URL), and writes bench/results/latest.json.
   --quick          a tenth of the sizes, 2 s HTTP runs (two to three minutes)
   --only GROUP,... run only these phase groups (${PHASE_GROUPS.join(', ')}); the

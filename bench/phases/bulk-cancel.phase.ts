@@ -142,7 +142,7 @@ export async function measureRawUpdate(
   options: { recordJobId?: boolean } = {},
 ): Promise<RawUpdateRun> {
   // With recordJobId the statement writes what the service writes (docs/design.md §4 records the canceller's
-  // job id on each reward): the same data change, for context beside the PERFORMANCE.md baseline.
+  // job id on each reward): the same data change, for context beside the plain baseline.
   const statement = options.recordJobId
     ? "UPDATE rewards SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = $3 " +
       "WHERE merchant_id = $1 AND player_id = ANY($2) AND status = 'ACTIVE'"

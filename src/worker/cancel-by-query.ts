@@ -18,7 +18,7 @@ export interface QueryWork {
   cursor?: QueryCursor;
 }
 
-/** The player array sent with each statement stays at most this long (PERFORMANCE.md: long arrays cost planning time). */
+/** The player array sent with each statement stays at most this long (measured: long arrays cost planning time, see docs/scaling.md). */
 const MAX_SLICE_PLAYERS = 1_000;
 
 /**

@@ -124,6 +124,21 @@ const routes: MerchantRoute[] = [
     },
   },
   {
+    name: 'jobs/rewards',
+    method: 'POST',
+    path: '/api/v1/integration/jobs/rewards',
+    merchantIdIsUuid: true,
+    prepare: async ({ api: target, merchant, headers }) => {
+      // A job of this merchant whose (so far empty) list of cancelled rewards to read.
+      return { jobId: await queueCancel(target, merchant, headers) };
+    },
+    invalidFields: { limit: 0 },
+    expectServed: async (response) => {
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ rewards: [], next: null });
+    },
+  },
+  {
     name: 'jobs/status',
     method: 'POST',
     path: '/api/v1/integration/jobs/status',
