@@ -71,6 +71,8 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
     const payload = { merchantId, requestId: c.var.requestId, acceptedAt: Date.now(), playerIds, ...filter };
     const key = deduplicationKey(merchantId, 'bulkCancelByQuery', { playerIds, ...filter });
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
-    return enqueueAndAnswer(c, 'bulkCancelByQuery', payload, key, request) as never;
+    // The route's 200 is either empty (queued) or the dry run's JSON; OpenAPI gives one status one shape,
+    // so the queued answer is typed by hand here.
+    return (await enqueueAndAnswer(c, 'bulkCancelByQuery', payload, key, request)) as never;
   });
 }

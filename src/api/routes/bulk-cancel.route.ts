@@ -78,6 +78,8 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     };
     const key = deduplicationKey(merchantId, 'bulkCancel', { ids: uniqueIds, externalIds: uniqueExternalIds });
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
-    return enqueueAndAnswer(c, 'bulkCancel', payload, key, request) as never;
+    // The route's 200 is either empty (queued) or the dry run's JSON; OpenAPI gives one status one shape,
+    // so the queued answer is typed by hand here.
+    return (await enqueueAndAnswer(c, 'bulkCancel', payload, key, request)) as never;
   });
 }

@@ -40,6 +40,6 @@ export function registerCancel(app: App, auth: MerchantRouteMiddleware): void {
     const target = id != null ? { id } : { externalId: externalId as string };
     const payload = { merchantId, requestId: c.var.requestId, acceptedAt: Date.now(), ...target };
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
-    return enqueueAndAnswer(c, 'cancel', payload, deduplicationKey(merchantId, 'cancel', target), request) as never;
+    return enqueueAndAnswer(c, 'cancel', payload, deduplicationKey(merchantId, 'cancel', target), request);
   });
 }

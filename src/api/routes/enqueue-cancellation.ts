@@ -3,6 +3,7 @@ import type { JobPayload, MerchantJobName } from '../../shared/queue/job-catalog
 import type { AppEnv } from '../context.js';
 import { claimIdempotencyKey, type IdempotencyClaim, requestFingerprint } from '../idempotency.js';
 import { errorResponse } from '../schemas.js';
+import { type EmptyOk, emptyOk } from '../typed-responses.js';
 
 /** What the route validated: the body (the fields an idempotency key is bound to) and the key, if sent. */
 export interface CancelRequest {
@@ -21,7 +22,7 @@ export async function enqueueAndAnswer<N extends MerchantJobName>(
   payload: JobPayload<N>,
   deduplicationId: string,
   request: CancelRequest,
-): Promise<Response> {
+): Promise<EmptyOk> {
   const { producer, config, redis } = c.var.deps;
   let claim: IdempotencyClaim | null = null;
   if (request.idempotencyKey !== undefined) {
@@ -36,7 +37,7 @@ export async function enqueueAndAnswer<N extends MerchantJobName>(
       c.set('jobId', claim.replayedJobId);
       c.header('X-Job-Id', claim.replayedJobId);
       c.header('Idempotent-Replayed', 'true');
-      return c.body(null, 200);
+      return emptyOk(c);
     }
   }
 
@@ -67,7 +68,7 @@ export async function enqueueAndAnswer<N extends MerchantJobName>(
   }
   c.set('jobId', jobId);
   c.header('X-Job-Id', jobId);
-  return c.body(null, 200);
+  return emptyOk(c);
 }
 
 export const acceptedResponse = {
