@@ -92,11 +92,12 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
     async close() {
       gate.close();
       deps.outbox.stop();
-      await deps.webhooks.close();
       // Pause first so no new job is taken while the coalescer settles the jobs it holds.
       await Promise.all(workers.map((worker) => worker.pause(true)));
       await coalescer.drain();
       await Promise.all([...workers.map((worker) => worker.close()), webhookDelivery.close()]);
+      // Last: jobs that finished while draining still tell their merchants' webhooks.
+      await deps.webhooks.close();
     },
   };
 }
