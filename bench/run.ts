@@ -15,7 +15,7 @@ import type { BenchContext } from './phases/context.js';
 import { prepareData } from './phases/prepare.phase.js';
 
 /**
- * `npm run bench [-- --quick]`: measures PERFORMANCE.md's targets, each beside its baseline in the
+ * `npm run bench [-- --quick]`: measures the performance targets, each beside its baseline in the
  * same run, on a database and queue prefix of its own, with API and worker processes started from
  * the built code. Progress on stderr; the table on stdout; the figures in bench/results/latest.json.
  * Exits non-zero when a correctness check fails or a phase cannot finish (never for timing).
@@ -112,7 +112,10 @@ async function main(): Promise<number> {
         httpSeconds: settings.http.durationSeconds,
         httpConnections: settings.http.connections,
         readAllStream: settings.readAllStream,
+        redisMemory: settings.redisMemory,
+        fairTurns: settings.fairTurns,
       },
+      only: settings.only === null ? null : [...settings.only],
       durationSeconds: 0,
       checks: checks.all,
     };

@@ -125,6 +125,8 @@ async function main(): Promise<number> {
   const report: Record<string, unknown> = { settings, at: new Date().toISOString() };
   try {
     await queue.connect();
+    const leftovers = await databases.dropLeftovers(isRunning);
+    if (leftovers.length > 0) progress.step(`dropped databases left by killed runs: ${leftovers.join(', ')}`);
     progress.step(`creating ${databases.seedName}, migrating, seeding`);
     await databases.createSeedDatabase();
     await services.run('dist/shared/db/migrate.cli.js', [], 'migrate', {
@@ -184,6 +186,11 @@ async function main(): Promise<number> {
     const api = await services.start('api', 'api', environment);
     const worker = await services.start('worker', 'worker', environment);
     const client = new MerchantClient(api.baseUrl, merchant);
+    // A process that died (the very failure this run looks for) must end the waits at once, not after their timeouts.
+    const guard = () => {
+      const dead = [api, worker].filter((service) => !isRunning(service.pid)).map((service) => service.name);
+      if (dead.length > 0) throw new Error(`${dead.join(' and ')} exited; see the logs in ${LOG_DIR}`);
+    };
     progress.step(
       `${queriedRewards.toLocaleString('en')} rewards of ${queried.length} players for the query, ` +
         `${singleRewards.length} for single cancels; api ${api.baseUrl}, worker ${worker.baseUrl}, proxy :${proxy.port}`,
@@ -235,20 +242,22 @@ async function main(): Promise<number> {
     const before = await countCancelledBy(db, bulkJobId);
     const singlesBefore = await countCancelledByAnySingle(db, singleRewards);
     const resumedAt = await pollUntil(
-      async () =>
-        (await countCancelledBy(db, bulkJobId)) > before ||
-        (await countCancelledByAnySingle(db, singleRewards)) > singlesBefore
-          ? Date.now()
-          : undefined,
+      async () => {
+        guard();
+        const progressed =
+          (await countCancelledBy(db, bulkJobId)) > before ||
+          (await countCancelledByAnySingle(db, singleRewards)) > singlesBefore;
+        return progressed ? Date.now() : undefined;
+      },
       { intervalMs: 100, timeoutMs: 600_000, what: 'work to resume' },
     );
     await Promise.all(senders);
 
     progress.step('waiting for every job');
-    const bulkStatus = await waitForJob(client, bulkJobId);
+    const bulkStatus = await waitForJob(client, bulkJobId, guard);
     const accepted = singles.filter((s) => s.status === 200 && s.jobId);
     const singleStatuses: JobStatus[] = [];
-    for (const single of accepted) singleStatuses.push(await waitForJob(client, single.jobId as string));
+    for (const single of accepted) singleStatuses.push(await waitForJob(client, single.jobId as string, guard));
     const failedJobs = [bulkStatus, ...singleStatuses].filter((s) => s.state === 'failed').length;
     const wrongSingles = singleStatuses.filter((s) => s.state !== 'completed' || s.result?.cancelled !== 1).length;
     const notApplied = Number(
@@ -351,9 +360,10 @@ async function countCancelledByAnySingle(db: pg.Pool, rewardIds: readonly string
   return Number(rows[0]?.n ?? 0);
 }
 
-async function waitForJob(client: MerchantClient, jobId: string): Promise<JobStatus> {
+async function waitForJob(client: MerchantClient, jobId: string, guard: () => void): Promise<JobStatus> {
   return pollUntil(
     async () => {
+      guard();
       const status = await client.jobStatus(jobId).catch(() => undefined);
       return status && (status.state === 'completed' || status.state === 'failed') ? status : undefined;
     },

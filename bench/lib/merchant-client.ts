@@ -1,5 +1,6 @@
 import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
 import { buildSignedFields } from '../../src/tools/signed-request.js';
+import { sleep } from './progress.js';
 
 export interface MerchantCredentials {
   id: string;
@@ -42,6 +43,28 @@ export class MerchantClient {
     const jobId = headers.get('x-job-id');
     if (status !== 200 || !jobId) throw new Error(`${path} answered ${status} without a job id: ${text.slice(0, 300)}`);
     return jobId;
+  }
+
+  /**
+   * enqueue, but a 503 (Redis did not take the job within the API's deadline) or 429 is answered as a
+   * merchant would: the same request again after its Retry-After. A job stored despite the 503 is
+   * still waiting, so the identical retry gets its job id; one already finished is done again.
+   */
+  async enqueueRetrying(
+    path: string,
+    fields: Record<string, unknown>,
+    maxAttempts = 10,
+  ): Promise<{ jobId: string; retries: number }> {
+    for (let attempt = 1; ; attempt++) {
+      const { status, headers, text } = await this.post(path, fields);
+      const jobId = headers.get('x-job-id');
+      if (status === 200 && jobId) return { jobId, retries: attempt - 1 };
+      if ((status !== 503 && status !== 429) || attempt >= maxAttempts) {
+        throw new Error(`${path} answered ${status} without a job id (attempt ${attempt}): ${text.slice(0, 300)}`);
+      }
+      const retryAfterSeconds = Number(headers.get('retry-after'));
+      await sleep(Number.isFinite(retryAfterSeconds) && retryAfterSeconds > 0 ? retryAfterSeconds * 1_000 : 1_000);
+    }
   }
 
   async jobStatus(jobId: string): Promise<JobStatus> {

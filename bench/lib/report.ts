@@ -1,9 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { FairTurnsRun } from '../phases/fair-turns.phase.js';
 import type { HttpResults } from '../phases/http.phase.js';
+import type { RedisMemoryRun } from '../phases/redis-memory.phase.js';
 import type { Check } from './checks.js';
 import type { MachineInfo } from './machine.js';
 import type { StreamSummary } from './read-all-stream.js';
+import type { PhaseGroup } from './settings.js';
 
 export interface BulkCancelResults {
   rewards: number | null;
@@ -51,15 +54,28 @@ export interface WorkerMemoryResults {
   idleBeforeSmallMiB: number | null;
 }
 
+/** Redis memory around many large bulkCancel jobs, on a Redis server of the phase's own. */
+export interface RedisMemoryResults {
+  run: RedisMemoryRun | null;
+  /** What the services ran with: the per-merchant cap raised so that no request is refused. */
+  serviceEnv: Record<string, string>;
+  /** WORKER_BULK_CONCURRENCY as the worker ran it ('default' when not set). */
+  workerBulkConcurrency: string;
+}
+
 export interface BenchResults {
   bulkCancelByQuery: BulkCancelResults;
   singleCancels: SingleCancelResults;
   http: HttpResults | null;
   workerMemory: WorkerMemoryResults;
+  redisMemory: RedisMemoryResults;
+  fairTurns: FairTurnsRun | null;
   readAllStream: { idle: StreamSummary | null; during: StreamSummary | null };
   machine: MachineInfo;
   at: string;
   quick: boolean;
+  /** `--only`: the phase groups run; null: all of them. */
+  only: PhaseGroup[] | null;
   serviceEnv: Record<string, string>;
   durationSeconds: number;
   targets: TargetResult[];
@@ -76,6 +92,8 @@ export interface TargetResult {
 }
 
 const MEMORY_HEADROOM_MIB = 100;
+export const REDIS_MEMORY_HEADROOM_MIB = 50;
+const FAIR_TURN_MS = 5_000;
 
 const count = (value: number | null) => (value === null ? 'n/a' : value.toLocaleString('en'));
 const ms = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} ms`);
@@ -85,7 +103,7 @@ function judge(valid: boolean, ...values: Array<number | null>): boolean {
   return valid && values.every((value) => value !== null);
 }
 
-/** PERFORMANCE.md's targets, each beside what this run measured. */
+/** The performance targets, each beside what this run measured. */
 export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetResult[] {
   const bulk = results.bulkCancelByQuery;
   const singles = results.singleCancels;
@@ -159,6 +177,22 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
       ? (bulk.readAllP99DuringMs as number) <= 2 * (bulk.readAllP99IdleMs as number)
       : null,
   });
+  const redis = results.redisMemory.run;
+  rows.push({
+    what: `Redis memory after ${count(redis?.requests ?? null)} bulkCancel requests of ${count(redis?.idsPerRequest ?? null)} ${redis?.idLength ?? 'n/a'}-character ids have completed`,
+    target: `≤ ${REDIS_MEMORY_HEADROOM_MIB} MiB above before`,
+    measured: redis
+      ? `+${redis.deltaMiB} MiB (${redis.beforeMiB} → ${redis.afterMiB} MiB; peak ${redis.peakMiB} MiB)`
+      : 'n/a',
+    pass: redis?.valid ? redis.deltaMiB <= REDIS_MEMORY_HEADROOM_MIB : null,
+  });
+  const fair = results.fairTurns;
+  rows.push({
+    what: `a ${fair?.bIds ?? 'n/a'}-id bulkCancel behind another merchant's ${fair?.jobs ?? 'n/a'} queued ${count(fair?.playersPerJob ?? null)}-player jobs`,
+    target: `completes ≤ ${FAIR_TURN_MS / 1000} s after its request`,
+    measured: fair ? `${ms(fair.bLatencyMs)} (A's jobs: ${ms(fair.aJobsMs)})` : 'n/a',
+    pass: fair?.valid ? fair.bLatencyMs <= FAIR_TURN_MS : null,
+  });
   return rows;
 }
 
@@ -173,6 +207,7 @@ export function formatReport(results: BenchResults): string {
     `Benchmark ${results.quick ? '(--quick: a tenth of the sizes; timing not judged)' : '(full)'} at ${results.at}, ` +
       `${results.durationSeconds} s`,
   );
+  if (results.only !== null) lines.push(`Only the phase groups ${results.only.join(', ')} (--only); the others: n/a`);
   if (Object.keys(results.serviceEnv).length > 0) {
     lines.push(`Services configured with --env ${JSON.stringify(results.serviceEnv)}`);
   }
@@ -219,6 +254,22 @@ export function formatReport(results: BenchResults): string {
     `${memory.idleMiB ?? 'n/a'} / ${memory.peak100kMiB ?? 'n/a'} / ${memory.peak1MMiB ?? 'n/a'} MiB ` +
       `(${count(memory.smallRewards)} and ${count(memory.largeRewards)} rewards)`,
   ]);
+  const redis = results.redisMemory.run;
+  if (redis) {
+    figures.push([
+      `Redis used_memory, ${count(redis.requests)} bulkCancel of ${count(redis.idsPerRequest)} ids: before / peak / after`,
+      `${redis.beforeMiB} / ${redis.peakMiB} / ${redis.afterMiB} MiB (Δ ${redis.deltaMiB} MiB; server peak ` +
+        `${redis.serverPeakMiB} MiB; all completed after ${ms(redis.completedMs)}; ${redis.retries} sent again after a 503)`,
+    ]);
+  }
+  const fair = results.fairTurns;
+  if (fair) {
+    figures.push([
+      `fair turns: B's ${fair.bIds}-id bulkCancel behind A's ${fair.jobs} × ${count(fair.playersPerJob)} players`,
+      `${ms(fair.bLatencyMs)} (${fair.aJobsFinishedBeforeB} of A's jobs finished before it); ` +
+        `A's ${fair.jobs} jobs ${ms(fair.aJobsMs)}`,
+    ]);
+  }
   lines.push(...table(['figure', 'value'], figures));
   lines.push('');
   lines.push(

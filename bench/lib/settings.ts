@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
 /**
- * Sizes of a run. The full run uses PERFORMANCE.md's sizes; `--quick` a tenth of them (and short HTTP
+ * Sizes of a run. The full run uses the targets' sizes; `--quick` a tenth of them (and short HTTP
  * runs), fast enough for CI to use as a smoke test, where only correctness is judged.
  */
 export interface BenchSettings {
@@ -23,6 +23,22 @@ export interface BenchSettings {
   /** Longest wait for one cancel run to finish before the run is declared failed. */
   runTimeoutMs: number;
   /**
+   * Redis memory after large bulk jobs: `requests` bulkCancel requests of `idsPerRequest` random ids of
+   * `idLength` characters (none exists), `concurrency` in flight, on a Redis server of the phase's own.
+   * `maxQueuedJobs` is the services' per-merchant cap on bulk jobs queued or running (MAX_QUEUED_JOBS).
+   */
+  redisMemory: {
+    requests: number;
+    idsPerRequest: number;
+    idLength: number;
+    concurrency: number;
+    maxQueuedJobs: number;
+  };
+  /** Fair turns: merchant A queues `jobs` bulkCancelByQuery jobs, then merchant B one bulkCancel of `bIds` ids. */
+  fairTurns: { jobs: number; playersPerJob: number; rewardsPerPlayer: number; bIds: number };
+  /** `--only`: the phase groups to run; null runs them all. */
+  only: ReadonlySet<PhaseGroup> | null;
+  /**
    * `--env KEY=VALUE` (repeatable): extra configuration for every API and worker process, to try a
    * knob of src/shared/config.ts (CANCEL_BATCH_SIZE, WORKER_BULK_CONCURRENCY, LOG_LEVEL …) without
    * editing code. A run's own settings (the single-cancel baseline's COALESCE_MAX_BATCH=1) win.
@@ -30,14 +46,20 @@ export interface BenchSettings {
   serviceEnv: Record<string, string>;
 }
 
+/** The phase groups `--only` can name, in the order they run. */
+const PHASE_GROUPS = ['http', 'singles', 'bulk', 'worker-memory', 'redis-memory', 'fair-turns'] as const;
+export type PhaseGroup = (typeof PHASE_GROUPS)[number];
+
 /** What the benchmark sets itself to keep the run isolated; `--env` may not change them. */
 const RESERVED_ENV = new Set(['DATABASE_URL', 'REDIS_URL', 'QUEUE_PREFIX', 'PORT', 'WORKER_PORT', 'HOST', 'PATH']);
 
-export const USAGE = `Usage: npm run bench [-- [--quick] [--env KEY=VALUE ...]]
+export const USAGE = `Usage: npm run bench [-- [--quick] [--only GROUP,...] [--env KEY=VALUE ...]]
 
-Measures the targets of PERFORMANCE.md against their baselines, on a database and queue prefix of
+Measures the performance targets against their baselines, on a database and queue prefix of
 its own (DATABASE_URL's server, REDIS_URL), and writes bench/results/latest.json.
-  --quick          a tenth of the sizes, 2 s HTTP runs (under two minutes)
+  --quick          a tenth of the sizes, 2 s HTTP runs (two to three minutes)
+  --only GROUP,... run only these phase groups (${PHASE_GROUPS.join(', ')}); the
+                   data the others need is not seeded
   --env KEY=VALUE  extra configuration for every API and worker process (repeatable), e.g.
                    --env WORKER_BULK_CONCURRENCY=1 --env LOG_LEVEL=warn
   --help           this text
@@ -56,6 +78,7 @@ export function parseBenchArgs(
     options: {
       quick: { type: 'boolean' },
       env: { type: 'string', multiple: true },
+      only: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -67,6 +90,7 @@ export function parseBenchArgs(
     if (RESERVED_ENV.has(match[1])) throw new Error(`--env cannot change ${match[1]}: the benchmark sets it`);
     serviceEnv[match[1]] = match[2];
   }
+  const only = values.only === undefined ? null : parseOnly(values.only);
   const quick = values.quick === true;
   const scale = quick ? 0.1 : 1;
   return {
@@ -84,6 +108,27 @@ export function parseBenchArgs(
     idleMemoryMs: quick ? 1_000 : 3_000,
     pollIntervalMs: 50,
     runTimeoutMs: quick ? 120_000 : 600_000,
+    // Each request body is ~2 MB (the API's default BODY_LIMIT_BYTES is 2 MiB): a few in flight keep
+    // the API and worker busy without queueing hundreds of megabytes in the load generator.
+    redisMemory: {
+      requests: quick ? 50 : 1_000,
+      idsPerRequest: 10_000,
+      idLength: 200,
+      concurrency: 4,
+      maxQueuedJobs: 2_000,
+    },
+    fairTurns: { jobs: quick ? 10 : 50, playersPerJob: quick ? 200 : 2_000, rewardsPerPlayer: 3, bIds: 10 },
+    only,
     serviceEnv,
   };
+}
+
+function parseOnly(list: string): Set<PhaseGroup> {
+  const groups = new Set<PhaseGroup>();
+  for (const name of list.split(',').map((part) => part.trim())) {
+    const group = PHASE_GROUPS.find((known) => known === name);
+    if (!group) throw new Error(`--only: unknown phase group '${name}' (known: ${PHASE_GROUPS.join(', ')})`);
+    groups.add(group);
+  }
+  return groups;
 }

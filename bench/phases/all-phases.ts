@@ -1,12 +1,21 @@
+import { Redis } from 'ioredis';
 import pg from 'pg';
+import { startRedisServer } from '../../test/helpers/redis-server.js';
 import { RssSampler } from '../lib/memory-sampler.js';
 import { MerchantClient } from '../lib/merchant-client.js';
 import { ratio } from '../lib/percentiles.js';
 import type { RunningService } from '../lib/processes.js';
 import { sleep } from '../lib/progress.js';
 import { type StreamSummary, startReadAllStream } from '../lib/read-all-stream.js';
-import type { BulkCancelResults, SingleCancelResults, WorkerMemoryResults } from '../lib/report.js';
+import {
+  type BulkCancelResults,
+  REDIS_MEMORY_HEADROOM_MIB,
+  type RedisMemoryResults,
+  type SingleCancelResults,
+  type WorkerMemoryResults,
+} from '../lib/report.js';
 import type { SeededMerchant } from '../lib/seed.js';
+import type { PhaseGroup } from '../lib/settings.js';
 import { TransactionSampler } from '../lib/transaction-sampler.js';
 import {
   type BulkCancelRun,
@@ -15,8 +24,10 @@ import {
   playersOf,
   type RawUpdateRun,
 } from './bulk-cancel.phase.js';
-import type { BenchContext, BenchData } from './context.js';
+import { type BenchContext, type BenchData, seeded } from './context.js';
+import { type FairTurnsRun, measureFairTurns, seedFairTurns } from './fair-turns.phase.js';
 import { type HttpResults, measureHttp } from './http.phase.js';
+import { measureRedisMemory } from './redis-memory.phase.js';
 import { activeRewardIds, measureSingleCancels, type SingleCancelRun } from './single-cancels.phase.js';
 
 interface Measured {
@@ -32,6 +43,7 @@ interface Measured {
   longestTransaction: TransactionSampling | null;
   underReadLoad: BulkCancelRun | null;
   longestTransactionUnderReadLoad: TransactionSampling | null;
+  fairTurns: FairTurnsRun | null;
 }
 
 type TransactionSampling = Awaited<ReturnType<TransactionSampler['stop']>>;
@@ -41,6 +53,8 @@ export interface PhaseResults {
   singleCancels: SingleCancelResults;
   http: HttpResults | null;
   workerMemory: WorkerMemoryResults;
+  redisMemory: RedisMemoryResults;
+  fairTurns: FairTurnsRun | null;
   readAllStream: { idle: StreamSummary | null; during: StreamSummary | null };
   errors: Array<{ phase: string; message: string }>;
 }
@@ -66,6 +80,7 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     longestTransaction: null,
     underReadLoad: null,
     longestTransactionUnderReadLoad: null,
+    fairTurns: null,
   };
   const streams: PhaseResults['readAllStream'] = { idle: null, during: null };
   const memory: WorkerMemoryResults = {
@@ -79,8 +94,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   const timeoutMs = settings.runTimeoutMs;
   const pollIntervalMs = settings.pollIntervalMs;
 
-  const phase = async (name: string, work: (db: pg.Pool) => Promise<void>) => {
-    if (context.interrupted()) return;
+  const phase = async (group: PhaseGroup, name: string, work: (db: pg.Pool) => Promise<void>) => {
+    if (context.interrupted() || (settings.only !== null && !settings.only.has(group))) return;
     progress.step(`── ${name}: fresh copy of the seeded database, empty queue prefix`);
     let db: pg.Pool | null = null;
     try {
@@ -100,6 +115,9 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       await db?.end();
     }
   };
+  // Seeded only when a phase that needs them is selected (`--only`).
+  const main = () => seeded(data.main, 'main');
+  const memoryMerchant = () => seeded(data.memory, 'worker memory');
   const startApi = (name: string) => services.start('api', name, environment);
   const startWorker = (name: string, extraEnv: Record<string, string> = {}) =>
     services.start('worker', name, environment, extraEnv);
@@ -109,12 +127,12 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     return (await sampler.stop()).medianMiB;
   };
 
-  await phase('HTTP', async () => {
+  await phase('http', 'HTTP', async () => {
     const api = await startApi('api-http');
-    measured.http = await measureHttp(context, api.baseUrl, data.main);
+    measured.http = await measureHttp(context, api.baseUrl, main());
   });
 
-  await phase('single cancels', async (db) => {
+  await phase('singles', 'single cancels', async (db) => {
     const api = await startApi('api-singles');
     const { requests, connections } = settings.singles;
     const run = async (label: string, merchant: SeededMerchant, extraEnv: Record<string, string>) => {
@@ -149,10 +167,12 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       await worker.stop();
       return { endToEnd, drain };
     };
-    const coalesced = await run('coalesced', data.singles, {});
+    const coalesced = await run('coalesced', seeded(data.singles, 'single cancels'), {});
     measured.coalesced = coalesced.endToEnd;
     measured.coalescedDrain = coalesced.drain;
-    const baseline = await run('one UPDATE per job', data.singlesBaseline, { COALESCE_MAX_BATCH: '1' });
+    const baseline = await run('one UPDATE per job', seeded(data.singlesBaseline, 'single cancels baseline'), {
+      COALESCE_MAX_BATCH: '1',
+    });
     measured.oneUpdatePerJob = baseline.endToEnd;
     measured.oneUpdatePerJobDrain = baseline.drain;
   });
@@ -181,11 +201,11 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   };
 
   // The timed run has nothing else on the machine, like its baselines (the raw UPDATE, 2 workers).
-  await phase(`bulkCancelByQuery, ${bulkRewards} rewards, 1 worker`, async (db) => {
+  await phase('bulk', `bulkCancelByQuery, ${bulkRewards} rewards, 1 worker`, async (db) => {
     const api = await startApi('api-bulk-1-worker');
     const worker = await startWorker('worker-bulk-1-worker');
-    const client = new MerchantClient(api.baseUrl, data.main);
-    const players = await playersOf(db, data.main.id);
+    const client = new MerchantClient(api.baseUrl, main());
+    const players = await playersOf(db, main().id);
     memory.idleMiB = await idleRss(worker);
     progress.step(`worker idle RSS ${memory.idleMiB} MiB; bulkCancelByQuery of ${players.length} players, 1 worker`);
     const { run, transactionSampling, peakRss } = await sampledBulkCancel(db, worker, client, players, '1 worker');
@@ -200,13 +220,13 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   });
 
   // The readAll stream costs CPU the timed run must not lose, so it gets a run of its own.
-  await phase(`bulkCancelByQuery, ${bulkRewards} rewards, 1 worker, with a readAll stream`, async (db) => {
+  await phase('bulk', `bulkCancelByQuery, ${bulkRewards} rewards, 1 worker, with a readAll stream`, async (db) => {
     const api = await startApi('api-bulk-read-load');
     const worker = await startWorker('worker-bulk-read-load');
-    const client = new MerchantClient(api.baseUrl, data.main);
-    const players = await playersOf(db, data.main.id);
+    const client = new MerchantClient(api.baseUrl, main());
+    const players = await playersOf(db, main().id);
     const { connections, requestsPerSecond, warmupMs, idleMs } = settings.readAllStream;
-    const stream = () => startReadAllStream(api.baseUrl, data.main, { connections, requestsPerSecond });
+    const stream = () => startReadAllStream(api.baseUrl, main(), { connections, requestsPerSecond });
     progress.step(`readAll stream (${connections} in flight, ${requestsPerSecond}/s), idle`);
     const warmup = stream();
     await sleep(warmupMs);
@@ -244,27 +264,27 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     );
   });
 
-  await phase(`raw UPDATE of the same ${bulkRewards} rewards`, async (db) => {
-    const players = await playersOf(db, data.main.id);
-    const raw = await measureRawUpdate(db, data.main.id, players, measured.oneWorker?.rewards ?? null, checks);
+  await phase('bulk', `raw UPDATE of the same ${bulkRewards} rewards`, async (db) => {
+    const players = await playersOf(db, main().id);
+    const raw = await measureRawUpdate(db, main().id, players, measured.oneWorker?.rewards ?? null, checks);
     measured.raw = raw;
     progress.step(`raw UPDATE: ${raw.rows} rows in ${raw.rawUpdateMs} ms (${raw.plan})`);
   });
 
-  await phase(`raw UPDATE of the same ${bulkRewards} rewards, also recording a job id`, async (db) => {
-    const players = await playersOf(db, data.main.id);
-    const raw = await measureRawUpdate(db, data.main.id, players, measured.oneWorker?.rewards ?? null, checks, {
+  await phase('bulk', `raw UPDATE of the same ${bulkRewards} rewards, also recording a job id`, async (db) => {
+    const players = await playersOf(db, main().id);
+    const raw = await measureRawUpdate(db, main().id, players, measured.oneWorker?.rewards ?? null, checks, {
       recordJobId: true,
     });
     measured.rawWithJobId = raw;
     progress.step(`raw UPDATE with job id: ${raw.rows} rows in ${raw.rawUpdateMs} ms (${raw.plan})`);
   });
 
-  await phase(`bulkCancelByQuery, ${bulkRewards} rewards, 2 workers`, async (db) => {
+  await phase('bulk', `bulkCancelByQuery, ${bulkRewards} rewards, 2 workers`, async (db) => {
     const api = await startApi('api-bulk-2-workers');
     await Promise.all([startWorker('worker-bulk-2-workers-a'), startWorker('worker-bulk-2-workers-b')]);
-    const client = new MerchantClient(api.baseUrl, data.main);
-    const players = await playersOf(db, data.main.id);
+    const client = new MerchantClient(api.baseUrl, main());
+    const players = await playersOf(db, main().id);
     progress.step(`bulkCancelByQuery of ${players.length} players through the API and 2 workers`);
     const run = await measureServiceBulkCancel(
       db,
@@ -278,11 +298,11 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   });
 
   const smallRewards = settings.memorySmall.players * settings.memorySmall.rewardsPerPlayer;
-  await phase(`worker memory, ${smallRewards} rewards`, async (db) => {
+  await phase('worker-memory', `worker memory, ${smallRewards} rewards`, async (db) => {
     const api = await startApi('api-memory-small');
     const worker = await startWorker('worker-memory-small');
-    const client = new MerchantClient(api.baseUrl, data.memory);
-    const players = await playersOf(db, data.memory.id);
+    const client = new MerchantClient(api.baseUrl, memoryMerchant());
+    const players = await playersOf(db, memoryMerchant().id);
     memory.idleBeforeSmallMiB = await idleRss(worker);
     const rss = new RssSampler(worker.pid).start();
     let run: BulkCancelRun | null = null;
@@ -302,6 +322,93 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       `small run: ${run.serviceMs} ms, worker RSS idle ${memory.idleBeforeSmallMiB} MiB, peak ${memory.peak100kMiB} MiB`,
     );
   });
+
+  // On a redis-server of its own: other work on the shared Redis would move used_memory by more than
+  // the figure measured. The per-merchant cap is raised so that none of the requests is refused.
+  const redisMemoryEnv = { MAX_QUEUED_JOBS: String(settings.redisMemory.maxQueuedJobs) };
+  const redisMemory: RedisMemoryResults = {
+    run: null,
+    serviceEnv: redisMemoryEnv,
+    workerBulkConcurrency: settings.serviceEnv.WORKER_BULK_CONCURRENCY ?? 'default',
+  };
+  const { requests: redisRequests, idsPerRequest } = settings.redisMemory;
+  await phase(
+    'redis-memory',
+    `Redis memory, ${redisRequests} bulkCancel requests of ${idsPerRequest} ids`,
+    async () => {
+      const server = await startRedisServer();
+      const redis = new Redis(server.url, { maxRetriesPerRequest: 2, connectionName: 'rewards-bench' });
+      redis.on('error', () => {});
+      try {
+        const ownRedis = { ...environment, redisUrl: server.url };
+        progress.step(
+          `own redis-server on port ${server.port}; API and 1 worker with ${JSON.stringify(redisMemoryEnv)}`,
+        );
+        const api = await services.start('api', 'api-redis-memory', ownRedis, redisMemoryEnv);
+        await services.start('worker', 'worker-redis-memory', ownRedis, redisMemoryEnv);
+        const client = new MerchantClient(api.baseUrl, seeded(data.redisMemory, 'Redis memory'));
+        const run = await measureRedisMemory(
+          client,
+          redis,
+          {
+            ...settings.redisMemory,
+            queuePrefix: environment.queuePrefix,
+            pollIntervalMs,
+            timeoutMs,
+            reportEvery: Math.max(1, Math.round(redisRequests / 10)),
+            onProgress: (message) => progress.step(message),
+          },
+          checks,
+        );
+        redisMemory.run = run;
+        // At a smoke run's size a job keeping its identifiers would already cost more than the headroom.
+        if (settings.quick) {
+          checks.expect(
+            `Redis memory: after ≤ before + ${REDIS_MEMORY_HEADROOM_MIB} MiB`,
+            run.deltaMiB <= REDIS_MEMORY_HEADROOM_MIB,
+            `${run.beforeMiB} → ${run.afterMiB} MiB (Δ ${run.deltaMiB} MiB)`,
+          );
+        }
+        progress.step(
+          `Redis used_memory before ${run.beforeMiB} MiB, peak ${run.peakMiB} MiB, after ${run.afterMiB} MiB ` +
+            `(Δ ${run.deltaMiB} MiB); sent in ${run.sendMs} ms (${run.retries} sent again after a 503/429), ` +
+            `all completed after ${run.completedMs} ms`,
+        );
+      } finally {
+        await services.stopAll();
+        redis.disconnect();
+        await server.stop();
+      }
+    },
+  );
+
+  const fairSizes = settings.fairTurns;
+  await phase(
+    'fair-turns',
+    `fair turns: ${fairSizes.jobs} bulkCancelByQuery jobs of ${fairSizes.playersPerJob} players, then another merchant's bulkCancel`,
+    async (db) => {
+      const merchantA = seeded(data.tenantA, 'fair turns A');
+      const merchantB = seeded(data.tenantB, 'fair turns B');
+      const aRewards = fairSizes.jobs * fairSizes.playersPerJob * fairSizes.rewardsPerPlayer;
+      progress.step(`inserting ${aRewards} rewards of merchant A and ${fairSizes.bIds} of merchant B`);
+      await seedFairTurns(db, merchantA, merchantB, fairSizes);
+      const api = await startApi('api-fair-turns');
+      await startWorker('worker-fair-turns');
+      const run = await measureFairTurns(
+        db,
+        new MerchantClient(api.baseUrl, merchantA),
+        new MerchantClient(api.baseUrl, merchantB),
+        fairSizes,
+        { pollIntervalMs, timeoutMs },
+        checks,
+      );
+      measured.fairTurns = run;
+      progress.step(
+        `fair turns: B completed ${run.bLatencyMs} ms after its request (${run.aJobsFinishedBeforeB} of A's jobs ` +
+          `finished before it); A's ${run.jobs} jobs took ${run.aJobsMs} ms`,
+      );
+    },
+  );
 
   const { oneWorker, twoWorkers, raw, coalesced, oneUpdatePerJob, longestTransaction } = measured;
   const { coalescedDrain, oneUpdatePerJobDrain, underReadLoad, longestTransactionUnderReadLoad } = measured;
@@ -358,6 +465,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     },
     http: measured.http,
     workerMemory: memory,
+    redisMemory,
+    fairTurns: measured.fairTurns,
     readAllStream: streams,
     errors,
   };

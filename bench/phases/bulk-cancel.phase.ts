@@ -6,7 +6,7 @@ import type { MerchantClient } from '../lib/merchant-client.js';
 import { round } from '../lib/percentiles.js';
 import { sleep } from '../lib/progress.js';
 
-const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
+export const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
 
 export interface BulkCancelRun {
   rewards: number;
@@ -141,8 +141,8 @@ export async function measureRawUpdate(
   checks: Checks,
   options: { recordJobId?: boolean } = {},
 ): Promise<RawUpdateRun> {
-  // With recordJobId the statement writes what the service writes (DESIGN §5 records the canceller's
-  // job id on each reward): the same data change, for context beside the PERFORMANCE.md baseline.
+  // With recordJobId the statement writes what the service writes (docs/design.md §4 records the canceller's
+  // job id on each reward): the same data change, for context beside the plain baseline.
   const statement = options.recordJobId
     ? "UPDATE rewards SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = $3 " +
       "WHERE merchant_id = $1 AND player_id = ANY($2) AND status = 'ACTIVE'"

@@ -20,14 +20,30 @@ export interface BenchContext {
   interrupted(): boolean;
 }
 
-/** The merchants the seed made, one per purpose, so that no run disturbs another's rows. */
+/**
+ * The merchants the seed made, one per purpose, so that no run disturbs another's rows. With `--only`
+ * a merchant no selected phase needs is not seeded (null).
+ */
 export interface BenchData {
   /** bulkCancelByQuery (players × rewards), readAll (configurations × games) and /betSlip (items). */
-  main: SeededMerchant;
+  main: SeededMerchant | null;
   /** The smaller bulk cancel of the worker-memory comparison. */
-  memory: SeededMerchant;
+  memory: SeededMerchant | null;
   /** Single cancels, coalesced. */
-  singles: SeededMerchant;
+  singles: SeededMerchant | null;
   /** Single cancels, one UPDATE per job (the baseline). */
-  singlesBaseline: SeededMerchant;
+  singlesBaseline: SeededMerchant | null;
+  /**
+   * Merchants with one configuration and no rewards: the Redis-memory phase's (whose ids are never
+   * found) and the two of fair turns (their rewards are inserted by that phase, into its own copy).
+   */
+  redisMemory: SeededMerchant | null;
+  tenantA: SeededMerchant | null;
+  tenantB: SeededMerchant | null;
+}
+
+/** The merchant a selected phase needs: seeded whenever that phase runs. */
+export function seeded(merchant: SeededMerchant | null, what: string): SeededMerchant {
+  if (!merchant) throw new Error(`the ${what} merchant was not seeded`);
+  return merchant;
 }

@@ -46,7 +46,7 @@ export async function measureHttp(
   const targets: Record<RouteName, () => LoadTarget> = {
     bare: () => ({ method: 'GET', path: '/healthz' }),
     cancel: () => {
-      // Every request names a reward of its own, so none shares another's job (DESIGN §5).
+      // Every request names a reward of its own, so none shares another's job (docs/design.md §4).
       const head = signedJson({}).slice(0, -1);
       let sequence = 0;
       return {

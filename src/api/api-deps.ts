@@ -4,6 +4,7 @@ import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { CancellationProducer } from '../shared/queue/producer.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
+import { createWebhookNotifier } from '../shared/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
 import { MerchantDirectory } from './merchant-directory.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -60,5 +61,6 @@ export function createApiDeps(
       maxBytes: config.READ_CACHE_MAX_BYTES,
     }),
     rateLimiter: new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger),
+    webhooks: createWebhookNotifier({ config, db, redis, logger }),
   };
 }

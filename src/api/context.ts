@@ -5,6 +5,7 @@ import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { CancellationProducer } from '../shared/queue/producer.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import type { WebhookNotifier } from '../shared/webhook-notifier.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { ReadAllCache } from './read-all-cache.js';
@@ -20,6 +21,8 @@ export interface ApiDeps {
   redis: RedisConnection;
   merchants: MerchantDirectory;
   readAllCache: ReadAllCache;
+  /** Tells a merchant's webhook about a job the API finished itself (an abort of a queued job). */
+  webhooks: WebhookNotifier;
   /** Per-merchant request rate, counted in Redis (normally on `redis`). */
   rateLimiter: RateLimiter;
 }

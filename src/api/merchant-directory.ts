@@ -1,7 +1,7 @@
 import { BoundedCache } from '../shared/bounded-cache.js';
 import { isDatabaseUnavailable } from '../shared/database-errors.js';
 import type { Db } from '../shared/db/client.js';
-import type { Merchant, MerchantStatus } from '../shared/db/schema.js';
+import type { Merchant, MerchantStatus, SignatureVersion } from '../shared/db/schema.js';
 import { buildIpMatcher } from '../shared/ip-ranges.js';
 import { findMerchantById } from '../shared/repositories/merchants.repository.js';
 
@@ -18,6 +18,8 @@ export interface AuthenticatedMerchant {
   rateLimitPerSecond: number | null;
   /** Bulk jobs queued or running at once; null: MAX_QUEUED_JOBS. */
   maxQueuedJobs: number | null;
+  /** 2: every request must also carry the body-bound `X-Signature` header. */
+  signatureVersion: SignatureVersion;
 }
 
 export interface MerchantDirectoryOptions {
@@ -117,6 +119,7 @@ function toAuthenticatedMerchant(row: Merchant): AuthenticatedMerchant {
     isAllowedSource: row.allowed_ips ? buildIpMatcher(row.allowed_ips) : null,
     rateLimitPerSecond: row.rate_limit_per_second,
     maxQueuedJobs: row.max_queued_jobs,
+    signatureVersion: row.signature_version,
   };
 }
 

@@ -14,7 +14,7 @@ export const ErrorBodySchema = z
   })
   .openapi('Error');
 
-/** The three fields every merchant request carries (DESIGN §3). The auth middleware checks them first. */
+/** The three fields every merchant request carries (docs/design.md §2). The auth middleware checks them first. */
 export const signedFields = {
   merchantId: uuidSchema().openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
   timestamp: timestampSchema().openapi({
@@ -30,12 +30,22 @@ export const signedFields = {
 /** Merchant-chosen identifiers: 1 to 255 characters, no NUL (Postgres text cannot hold it). */
 export const identifier = identifierSchema();
 
+/** `dryRun` of the bulk cancel routes: count what the request would do, queue nothing. */
+export const dryRunField = z
+  .boolean()
+  .nullish()
+  .openapi({
+    description:
+      'true: queue nothing and answer 200 with what the request would do now (counts, as JSON). ' +
+      'An Idempotency-Key is ignored on a dry run.',
+  });
+
 export const errorResponse = (description: string) => ({
   description,
   content: { 'application/json': { schema: ErrorBodySchema } },
 });
 
-/** The error answers every merchant route can give (DESIGN §4). */
+/** The error answers every merchant route can give (docs/design.md §3). */
 export const merchantErrorResponses = {
   400: errorResponse('INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field'),
   401: errorResponse('AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3)'),

@@ -11,12 +11,11 @@ import type { z } from 'zod';
 /**
  * 200 with an empty body: what a route whose 200 declares no content answers (the cancel routes,
  * through enqueueAndAnswer).
- * @public until enqueue-cancellation.ts answers with it
+ *
  */
 // biome-ignore lint/complexity/noBannedTypes: `{}` is how @hono/zod-openapi types a contentless response.
 export type EmptyOk = Response & TypedResponse<{}, 200, string>;
 
-/** @public until enqueue-cancellation.ts answers with it */
 export function emptyOk(c: Context): EmptyOk {
   // hono types `c.body(null)` as a null body; the route's contentless 200 expects `{}`.
   return c.body(null, 200) as unknown as EmptyOk;

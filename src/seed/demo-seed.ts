@@ -1,5 +1,6 @@
-import type { InsertResult } from 'kysely';
+import type { InsertResult, Transaction } from 'kysely';
 import type { Db } from '../shared/db/client.js';
+import type { Database } from '../shared/db/schema.js';
 import { betSlipItemRow } from '../shared/repositories/sessions.repository.js';
 import { digestSessionToken } from '../shared/session-token.js';
 import {
@@ -17,11 +18,14 @@ import type { SeedReport } from './seed-report.js';
 /**
  * Loads the demo set (./demo-data.ts) in one transaction. Every row has a fixed key and every insert
  * is ON CONFLICT DO NOTHING, so running it again inserts nothing and leaves changed rows (a reward
- * cancelled through the API, say) as they are.
+ * cancelled through the API, say) as they are. With `reset`, the demo merchant's rows are deleted
+ * first in the same transaction, so the set is loaded exactly as written; its cancellation jobs stay
+ * (they are the audit trail).
  */
-export async function seedDemo(db: Db): Promise<SeedReport> {
+export async function seedDemo(db: Db, options: { reset?: boolean } = {}): Promise<SeedReport> {
   const started = performance.now();
   const inserted = await db.transaction().execute(async (trx) => {
+    if (options.reset) await deleteDemoMerchant(trx);
     const merchants = await trx
       .insertInto('merchants')
       .values({ id: DEMO_MERCHANT.id, name: DEMO_MERCHANT.name, secret_key: DEMO_MERCHANT.secretKey })
@@ -172,6 +176,17 @@ export async function seedDemo(db: Db): Promise<SeedReport> {
     inserted,
     ms: Math.round(performance.now() - started),
   };
+}
+
+/** Children before parents; game configurations, bet constraints and bet slip items go by cascade. */
+async function deleteDemoMerchant(trx: Transaction<Database>): Promise<void> {
+  const merchantId = DEMO_MERCHANT.id;
+  await trx.deleteFrom('sessions').where('merchant_id', '=', merchantId).execute();
+  await trx.deleteFrom('rewards').where('merchant_id', '=', merchantId).execute();
+  await trx.deleteFrom('wallets').where('merchant_id', '=', merchantId).execute();
+  await trx.deleteFrom('players').where('merchant_id', '=', merchantId).execute();
+  await trx.deleteFrom('reward_configurations').where('merchant_id', '=', merchantId).execute();
+  await trx.deleteFrom('merchants').where('id', '=', merchantId).execute();
 }
 
 function rowCount(result: InsertResult | undefined): number {

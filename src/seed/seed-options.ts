@@ -18,7 +18,7 @@ export interface VolumeSeedOptions {
 
 export type SeedCommand =
   | { kind: 'help' }
-  | { kind: 'demo' }
+  | { kind: 'demo'; reset: boolean }
   | { kind: 'volume'; options: VolumeSeedOptions }
   | { kind: 'invalid'; message: string };
 
@@ -54,6 +54,10 @@ export const SEED_USAGE = `Usage: npm run seed [-- <flags>]
 Without flags: loads the demo set (merchant 00000000-0000-4000-8000-000000000001, secret
 demo-secret-key-change-me, session tokens demo-session-token and demo-expired-token). Safe to repeat.
 
+  --reset                       first delete the demo merchant's data (configurations, players,
+                                wallets, rewards, sessions) and load it afresh: cancelled demo
+                                rewards are ACTIVE again, a rotated secret is the demo secret again
+
 With any of these flags: generates new merchants (random ids and secrets) with these volumes.
   --merchants N                 merchants to create (default ${DEFAULT_VOLUME.merchants})
   --configurations N            reward configurations per merchant (default ${DEFAULT_VOLUME.configurations})
@@ -81,6 +85,7 @@ export function parseSeedArgs(argv: readonly string[]): SeedCommand {
       options: {
         help: { type: 'boolean', short: 'h' },
         'status-mix': { type: 'boolean' },
+        reset: { type: 'boolean' },
         ...Object.fromEntries(Object.keys(countFlags).map((flag) => [flag, { type: 'string' as const }])),
       },
     }));
@@ -100,7 +105,9 @@ export function parseSeedArgs(argv: readonly string[]): SeedCommand {
     if (count === null) return { kind: 'invalid', message: `--${flag} must be a whole number >= 0, got '${raw}'` };
     options[key] = count;
   }
-  if (!volumeRequested) return { kind: 'demo' };
+  const reset = values.reset === true;
+  if (!volumeRequested) return { kind: 'demo', reset };
+  if (reset) return { kind: 'invalid', message: '--reset applies to the demo set only; it takes no volume flags' };
 
   const problem = checkVolume(options);
   return problem ? { kind: 'invalid', message: problem } : { kind: 'volume', options };

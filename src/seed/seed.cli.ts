@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { loadConfigOrExit } from '../shared/config.js';
+import { loadConfigOrExit, localEnvironment } from '../shared/config.js';
 import { createDb } from '../shared/db/client.js';
 import { createLogger } from '../shared/logger.js';
 import { seedDemo } from './demo-seed.js';
@@ -18,13 +18,20 @@ if (command.kind === 'invalid') {
   process.exit(2);
 }
 
-const config = loadConfigOrExit();
+// A development tool, like `npm start`: with nothing set it seeds the database `npm start` uses.
+const config = loadConfigOrExit(localEnvironment());
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'seed' }, pino.destination(2));
 const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-seed' });
 
 try {
-  logger.info(command.kind === 'volume' ? { volume: command.options } : {}, `seeding ${command.kind} data`);
-  const report = command.kind === 'demo' ? await seedDemo(db) : await seedVolume(db, command.options, { logger });
+  logger.info(
+    command.kind === 'volume' ? { volume: command.options } : { reset: command.reset },
+    `seeding ${command.kind} data`,
+  );
+  const report =
+    command.kind === 'demo'
+      ? await seedDemo(db, { reset: command.reset })
+      : await seedVolume(db, command.options, { logger });
   logger.info({ totals: report.totals, ms: report.ms }, 'seed complete');
   process.stdout.write(`${JSON.stringify(toPrintedReport(report), null, 2)}\n`);
 } catch (error) {

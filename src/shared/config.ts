@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { isIpOrCidr } from './ip-ranges.js';
 
@@ -27,15 +29,22 @@ const trustedProxies = z
     return entries;
   });
 
+/** A missing value is reported as "required", a present but wrong one by what it must be. */
+const requiredUrl = (protocol: RegExp, shape: string) =>
+  z.url({
+    protocol,
+    error: (issue) => (issue.input === undefined || issue.input === '' ? 'required' : `must be a ${shape} URL`),
+  });
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
 
 export const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }),
+    DATABASE_URL: requiredUrl(/^postgres(ql)?$/, 'postgres://'),
     /** Required unless REDIS_CLUSTER_NODES is set. */
-    REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' }).optional(),
+    REDIS_URL: requiredUrl(/^rediss?$/, 'redis://').optional(),
     /**
      * `host:port,host:port,...`: seed nodes of a Redis Cluster. When set, every process talks to the
      * cluster (the queue prefix's hash tag keeps each queue in one slot) and REDIS_URL is not used.
@@ -80,7 +89,10 @@ export const configSchema = z
      * Parsed into that list: empty when no proxy is trusted.
      */
     TRUST_PROXY: trustedProxies,
-    /** How long a merchant record is cached by each API process; bounds how long a change takes to apply. */
+    /**
+     * How long a merchant record is cached by each API process (and a merchant's webhook settings by each
+     * worker); bounds how long a change takes to apply.
+     */
     MERCHANT_CACHE_TTL_MS: nonNegativeInt(5_000),
     /** Most merchant records one API process caches (ids that name no merchant are held apart, fewer). */
     MERCHANT_CACHE_MAX_ENTRIES: positiveInt(10_000),
@@ -151,6 +163,22 @@ export const configSchema = z
     /** Time the process allows itself to drain on SIGTERM before it forces the exit. */
     SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
     METRICS_ENABLED: booleanFromEnv.default(true),
+
+    /**
+     * Let webhook URLs point at loopback, private, link-local and other internal addresses. Off in
+     * production: a merchant's webhook must never become a way into the service's own network. On only
+     * for development and tests, whose receivers listen on 127.0.0.1.
+     */
+    WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default(false),
+    /** How long one delivery attempt may take, connection included, before it counts as failed. */
+    WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+    /**
+     * Multiplies the retry schedule of webhook deliveries (5 s, 5 min, 30 min, 2 h, 5 h, 10 h). 1 in
+     * production; tests shrink it so that a retry takes milliseconds.
+     */
+    WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
+    /** Webhook deliveries one worker has in flight at once (each waits on the network, not on Postgres). */
+    WEBHOOK_DELIVERY_CONCURRENCY: positiveInt(20),
   })
   .superRefine((config, context) => {
     if (config.REDIS_URL === undefined && config.REDIS_CLUSTER_NODES === undefined) {
@@ -171,9 +199,42 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return parsed.data;
 }
 
-/** Entry points call this: a wrong variable ends the process with its name rather than a stack. */
+/**
+ * Loads `.env` from the working directory into the process environment when the file exists.
+ * Variables already set win over the file. Tests (NODE_ENV=test) never read it, so a developer's
+ * `.env` cannot change what a test process sees.
+ */
+export function loadDotEnv(env: Record<string, string | undefined> = process.env, file = '.env'): void {
+  if (env !== process.env || env.NODE_ENV === 'test') return;
+  const path = resolve(file);
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+/** What `npm start` assumes when nothing is set: the default local ports and a database of its own. */
+export const LOCAL_DEFAULTS = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/rewards',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+} as const;
+
+/**
+ * The environment `npm start` runs with and hands to its child processes: `.env` loaded, the local
+ * defaults filled in where a variable is unset.
+ */
+export function localEnvironment(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  loadDotEnv(env);
+  const merged: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) merged[key] = value;
+  for (const [key, value] of Object.entries(LOCAL_DEFAULTS)) if (!merged[key]) merged[key] = value;
+  return merged;
+}
+
+/**
+ * Entry points call this: `.env` is loaded when present, and a wrong variable ends the process with
+ * its name rather than a stack.
+ */
 export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
   try {
+    loadDotEnv(env);
     return loadConfig(env);
   } catch (error) {
     if (error instanceof ConfigError) {

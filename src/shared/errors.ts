@@ -1,6 +1,6 @@
 /**
  * One error type for everything a client may be told, and one table from its code to the HTTP
- * status and the `errorCode` of the body (DESIGN §4). Anything else that reaches the error handler
+ * status and the `errorCode` of the body (docs/design.md §3). Anything else that reaches the error handler
  * becomes INTERNAL_ERROR with a generic message.
  */
 
@@ -16,6 +16,8 @@ const errorCatalogue = {
   TOKEN_EXPIRED: { errorCode: 9, status: 200, message: 'Token expired' },
   NOT_FOUND: { errorCode: 10, status: 404, message: 'Not found' },
   SERVICE_UNAVAILABLE: { errorCode: 11, status: 503, message: 'Service temporarily unavailable' },
+  IDEMPOTENCY_CONFLICT: { errorCode: 12, status: 422, message: 'Idempotency-Key reused with different request fields' },
+  CONFLICT: { errorCode: 13, status: 409, message: 'Conflict' },
   INTERNAL_ERROR: { errorCode: 99, status: 500, message: 'Internal error' },
 } as const;
 
@@ -30,7 +32,7 @@ export interface ErrorBody {
 export interface AppErrorOptions {
   /** Said in the log only: why authentication failed, which dependency was down. */
   logDetail?: string;
-  /** Seconds, for the Retry-After header of 429 and 503: a shorthand for that header. */
+  /** Seconds, for the Retry-After header of 409, 429 and 503: a shorthand for that header. */
   retryAfterSeconds?: number;
   /** Headers the response carries besides the body, e.g. `WWW-Authenticate` on a 401. */
   headers?: Readonly<Record<string, string>>;

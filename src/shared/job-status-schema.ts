@@ -10,7 +10,11 @@ export const JobStatusSchema = z
   .object({
     jobId: z.string(),
     operation: z.enum(operations),
-    state: z.enum(['queued', 'running', 'completed', 'failed']),
+    state: z.enum(['queued', 'running', 'completed', 'failed', 'cancelling', 'cancelled']).openapi({
+      description:
+        'cancelling: an abort was asked while the job ran; it stops after the batch in flight. cancelled: stopped ' +
+        'by an abort (the rewards cancelled before stay cancelled and are counted in result)',
+    }),
     createdAt: z.number().int().openapi({ description: 'Epoch milliseconds' }),
     startedAt: z.number().int().nullable(),
     finishedAt: z.number().int().nullable(),

@@ -1,6 +1,8 @@
 import type { Db } from './db/client.js';
 import type { CancellationJobRow } from './db/schema.js';
+import { AppError } from './errors.js';
 import type { JobStateName, JobStatus, PublicJobStatus } from './job-status-schema.js';
+import { abortKey } from './queue/job-abort.js';
 import { operations, queueNames } from './queue/job-catalogue.js';
 import type { RedisConnection } from './queue/redis.js';
 import { findJobRecord } from './repositories/cancellation-jobs.repository.js';
@@ -14,7 +16,9 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * every payload has it, so a large payload is not sent back over the wire.
  */
 const READ_JOB = `
-for index, key in ipairs(KEYS) do
+local aborted = redis.call('EXISTS', KEYS[3])
+for index = 1, 2 do
+  local key = KEYS[index]
   local f = redis.call('HMGET', key, 'name', 'timestamp', 'processedOn', 'finishedOn', 'progress', 'returnvalue', 'failedReason', 'data')
   if f[1] then
     local merchant = string.match(string.sub(f[8] or '', 1, 1024), '"merchantId":"([^"]+)"')
@@ -24,7 +28,7 @@ for index, key in ipairs(KEYS) do
       pending = redis.call('SCARD', key .. ':dependencies')
     end
     return {f[1], f[2] or false, f[3] or false, f[4] or false, f[5] or false, f[6] or false, f[7] or false,
-      merchant or false, processed, pending}
+      merchant or false, processed, pending, aborted}
   end
 end
 return false
@@ -41,6 +45,7 @@ type RawJob = [
   merchantId: string | null,
   processedChildren: number,
   pendingChildren: number,
+  abortRequested: number,
 ];
 
 /**
@@ -55,8 +60,17 @@ export async function findJobStatus(
   jobId: string,
 ): Promise<JobStatus | null> {
   if (!JOB_ID.test(jobId)) return null;
-  const keys = [queueNames.single, queueNames.bulk].map((queue) => `${queuePrefix}:${queue}:${jobId}`);
-  const raw = (await redis.eval(READ_JOB, keys.length, ...keys)) as RawJob | null;
+  const keys = [
+    ...[queueNames.single, queueNames.bulk].map((queue) => `${queuePrefix}:${queue}:${jobId}`),
+    abortKey(queuePrefix, jobId),
+  ];
+  let raw: RawJob | null;
+  try {
+    raw = (await redis.eval(READ_JOB, keys.length, ...keys)) as RawJob | null;
+  } catch (error) {
+    // Redis away: the job may be there, so "not found" from Postgres would be wrong.
+    throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });
+  }
   if (raw) {
     const fromQueue = statusFromHash(jobId, raw);
     if (fromQueue) return fromQueue;
@@ -74,13 +88,26 @@ function numberOrNull(text: string | null): number | null {
 }
 
 function statusFromHash(jobId: string, raw: RawJob): JobStatus | null {
-  const [name, timestamp, processedOn, finishedOn, progress, returnvalue, failedReason, merchantId, done, pending] =
-    raw;
+  const [
+    name,
+    timestamp,
+    processedOn,
+    finishedOn,
+    progress,
+    returnvalue,
+    failedReason,
+    merchantId,
+    done,
+    pending,
+    abort,
+  ] = raw;
   // Parts of a split job are not the merchant's to see; their parent is.
   if (!merchantId || !isOperation(name)) return null;
   const result = parseResult(returnvalue);
   let state: JobStateName;
-  if (finishedOn) state = result ? 'completed' : 'failed';
+  if (finishedOn && !result) state = 'failed';
+  else if (finishedOn) state = abort ? 'cancelled' : 'completed';
+  else if (abort) state = 'cancelling';
   else state = processedOn ? 'running' : 'queued';
   let percent = 0;
   if (state === 'completed') percent = 100;
@@ -93,11 +120,15 @@ function statusFromHash(jobId: string, raw: RawJob): JobStatus | null {
     state,
     createdAt: Number(timestamp),
     startedAt: numberOrNull(processedOn),
-    finishedAt: state === 'completed' || state === 'failed' ? numberOrNull(finishedOn) : null,
+    finishedAt: isFinished(state) ? numberOrNull(finishedOn) : null,
     progress: percent,
-    result: state === 'completed' ? result : null,
+    result: state === 'completed' || state === 'cancelled' ? result : null,
     error: failedReason || null,
   };
+}
+
+export function isFinished(state: JobStateName): boolean {
+  return state === 'completed' || state === 'failed' || state === 'cancelled';
 }
 
 function parseResult(returnvalue: string | null): Record<string, number> | null {
@@ -130,7 +161,7 @@ function statusFromRow(row: CancellationJobRow): JobStatus {
     createdAt: row.created_at.getTime(),
     startedAt: row.started_at?.getTime() ?? null,
     finishedAt: row.finished_at?.getTime() ?? null,
-    progress: row.state === 'completed' ? 100 : 0,
+    progress: row.state === 'completed' || row.state === 'cancelled' ? 100 : 0,
     result: hasCounts
       ? (Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v ?? 0])) as Record<string, number>)
       : null,

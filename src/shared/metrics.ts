@@ -65,6 +65,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveries = new Counter({
+    name: 'gateway_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered (a 2xx), retried (failed, another attempt scheduled), failed (given up or refused).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { collectDefaults: boolean; processName: string }) {
     this.registry.setDefaultLabels({ process: options.processName });
     if (options.collectDefaults) collectDefaultMetrics({ register: this.registry });

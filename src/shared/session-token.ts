@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-/** Session tokens are stored as SHA-256 digests (DESIGN §7): a database leak does not leak sessions. */
+/** Session tokens are stored as SHA-256 digests (docs/design.md §8): a database leak does not leak sessions. */
 export function digestSessionToken(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
 }

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The merchant signature (DESIGN §3): HMAC-SHA256 over the UTF-8 bytes of `merchantId` followed by
+ * The merchant signature (docs/design.md §2): HMAC-SHA256 over the UTF-8 bytes of `merchantId` followed by
  * the decimal digits of `timestamp`, keyed with the merchant's secret, as hex. The same function
  * signs in tests, the signing helper and the benchmarks, so they cannot drift from the verifier.
  */
@@ -32,4 +32,59 @@ export function verifySignature(
   const received = Buffer.from(hash.padStart(HEX_DIGEST_LENGTH, '0'), 'hex');
   const expected = createHmac('sha256', secretKey).update(`${merchantId}${timestamp}`, 'utf8').digest();
   return received.length === expected.length && timingSafeEqual(received, expected);
+}
+
+/*
+ * Version 2, opt-in per merchant: the interface's signature above covers only merchantId and
+ * timestamp, so a signature seen once could sign any other request within the window. A version-2
+ * merchant also sends `X-Signature: t=<epoch ms>,v1=<hex>`, where hex is HMAC-SHA256 (keyed with the
+ * merchant's secret) over `<t>.<METHOD>.<path with query>.<raw body>`. `v1` names the digest scheme
+ * (HMAC-SHA256), as in the headers of Stripe and Standard Webhooks, so a later scheme can sit beside it.
+ */
+
+export const SIGNATURE_HEADER = 'X-Signature';
+
+/** Exactly `t=<1 to 16 digits>,v1=<64 hex>`: a digest with its leading zeros is required here. */
+const SIGNATURE_HEADER_SHAPE = /^t=(\d{1,16}),v1=([0-9a-fA-F]{64})$/;
+
+/** What a version-2 signature binds: the request as the service receives it. */
+export interface BodyBoundRequest {
+  method: string;
+  /** The path and query string as received, e.g. `/betSlip?merchantId=…&timestamp=…`. */
+  pathWithQuery: string;
+  /** The body's bytes exactly as received (a string is taken as its UTF-8 bytes); empty for GET. */
+  body: Uint8Array | string;
+}
+
+export interface SignatureHeader {
+  timestamp: number;
+  /** The 32 bytes of the digest sent. */
+  digest: Buffer;
+}
+
+function bodyBoundDigest(secretKey: string, timestamp: number, request: BodyBoundRequest): Buffer {
+  return createHmac('sha256', secretKey)
+    .update(`${timestamp}.${request.method.toUpperCase()}.${request.pathWithQuery}.`, 'utf8')
+    .update(typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body)
+    .digest();
+}
+
+/** The value of the `X-Signature` header for this request, signed at `timestamp` (epoch ms). */
+export function signatureHeaderValue(secretKey: string, timestamp: number, request: BodyBoundRequest): string {
+  return `t=${timestamp},v1=${bodyBoundDigest(secretKey, timestamp, request).toString('hex')}`;
+}
+
+/** The header's parts, or null when it is absent or not of the one accepted shape. */
+export function parseSignatureHeader(value: string | undefined): SignatureHeader | null {
+  const match = value === undefined ? null : SIGNATURE_HEADER_SHAPE.exec(value.trim());
+  if (!match) return null;
+  const timestamp = Number(match[1]);
+  if (!Number.isSafeInteger(timestamp)) return null;
+  return { timestamp, digest: Buffer.from(match[2] as string, 'hex') };
+}
+
+/** True when the header's digest is this request's, under this secret; constant time over 32 bytes. */
+export function verifyBodyBound(header: SignatureHeader, request: BodyBoundRequest, secretKey: string): boolean {
+  const expected = bodyBoundDigest(secretKey, header.timestamp, request);
+  return header.digest.length === expected.length && timingSafeEqual(header.digest, expected);
 }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '@hono/zod-openapi';
 
 /**
  * The rules a value must meet on the wire, declared once: the API's request schemas, the signature

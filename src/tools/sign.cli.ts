@@ -1,6 +1,7 @@
 import { parseSignArgs, renderSignedRequest, SIGN_USAGE } from './signed-request.js';
 
-// Prints one line for curl: a signed JSON body, or with --query a query string. Needs no configuration.
+// Prints one line for curl: a signed JSON body, or with --query a query string; with --v2 a second line,
+// the X-Signature header over it. Needs no configuration.
 const command = parseSignArgs(process.argv.slice(2), Date.now());
 if (command.kind === 'help') {
   process.stdout.write(SIGN_USAGE);

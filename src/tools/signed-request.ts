@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { DEMO_MERCHANT } from '../seed/demo-data.js';
-import { signMessage } from '../shared/signature.js';
+import { SIGNATURE_HEADER, signatureHeaderValue, signMessage } from '../shared/signature.js';
 
 /** What `npm run sign` prints: the signed fields first, then the caller's extra fields. */
 export type SignedFields = { merchantId: string; timestamp: number; hash: string } & Record<string, unknown>;
@@ -32,6 +32,8 @@ export interface SignRequest {
   timestamp: number;
   extra: Record<string, unknown>;
   query: boolean;
+  /** Version 2: also sign this method and path (the query string, for --query, is appended). */
+  bodyBound: { method: string; path: string; headerOnly: boolean } | null;
 }
 
 export type SignCommand =
@@ -41,17 +43,31 @@ export type SignCommand =
 
 export const SIGN_USAGE = `Usage: npm run --silent sign -- [--merchant-id <uuid>] [--secret <secret>] [--body '<json object>']
                                 [--timestamp <epoch ms>] [--query]
+                                [--v2 --path <path> [--method <method>] [--curl-header]]
 
-Prints {"merchantId":…,"timestamp":<now>,"hash":…,…extra fields} on one line, signed as DESIGN §3 says
+Prints {"merchantId":…,"timestamp":<now>,"hash":…,…extra fields} on one line, signed as docs/interface.md says
 (HMAC-SHA256 of merchantId followed by timestamp, hex). Without --merchant-id and --secret it signs as
 the demo merchant that \`npm run seed\` creates (${DEMO_MERCHANT.id}).
   --body '<json>'   extra fields to add, e.g. '{"externalId":"demo-reward-1"}'
   --timestamp <ms>  sign this timestamp instead of now
   --query           print a URL query string instead (for GET /betSlip)
 
-Example:
+Signature version 2 (merchants the admin switched to it; docs/interface.md, "Signature version 2"):
+  --v2              print a second line, the header 'X-Signature: t=<timestamp>,v1=<hex>', which signs
+                    the method, the path with query and the body of the first line, byte for byte
+  --path <path>     the request path, e.g. /api/v1/integration/rewards/cancel (required with --v2);
+                    with --query the printed query string is appended to it
+  --method <method> POST by default, GET with --query
+  --curl-header     print only the header line (use --timestamp to pair it with a body printed before)
+
+Examples:
   curl -s localhost:3000/api/v1/integration/reward-configurations/readAll \\
     -H 'content-type: application/json' -d "$(npm run --silent sign)"
+
+  { read -r body; read -r header; } < <(npm run --silent sign -- --v2 \\
+      --path /api/v1/integration/reward-configurations/readAll)
+  curl -s localhost:3000/api/v1/integration/reward-configurations/readAll \\
+    -H 'content-type: application/json' -H "$header" -d "$body"
 `;
 
 const RESERVED_FIELDS = ['merchantId', 'timestamp', 'hash'];
@@ -70,6 +86,10 @@ export function parseSignArgs(argv: readonly string[], now: number): SignCommand
         body: { type: 'string' },
         timestamp: { type: 'string' },
         query: { type: 'boolean' },
+        v2: { type: 'boolean' },
+        path: { type: 'string' },
+        method: { type: 'string' },
+        'curl-header': { type: 'boolean' },
       },
     }));
   } catch (error) {
@@ -100,7 +120,31 @@ export function parseSignArgs(argv: readonly string[], now: number): SignCommand
     extra = parsed;
   }
 
-  return { kind: 'sign', request: { merchantId, secretKey, timestamp, extra, query: values.query === true } };
+  const query = values.query === true;
+  const bodyBound = parseBodyBound(values, query);
+  if (typeof bodyBound === 'string') return { kind: 'invalid', message: bodyBound };
+  return { kind: 'sign', request: { merchantId, secretKey, timestamp, extra, query, bodyBound } };
+}
+
+/** The version-2 part of the request, null without --v2, or a message saying what is wrong. */
+function parseBodyBound(
+  values: Record<string, string | boolean | undefined>,
+  query: boolean,
+): SignRequest['bodyBound'] | string {
+  const path = values.path as string | undefined;
+  const method = values.method as string | undefined;
+  const headerOnly = values['curl-header'] === true;
+  if (values.v2 !== true) {
+    if (path !== undefined || method !== undefined || headerOnly) {
+      return '--path, --method and --curl-header belong to --v2';
+    }
+    return null;
+  }
+  if (path === undefined) return '--v2 needs --path, the path the request goes to (e.g. /betSlip)';
+  if (!path.startsWith('/')) return `--path must start with '/', got '${path}'`;
+  if (query && path.includes('?')) return '--path must not hold a query string with --query: the signer makes it';
+  if (method !== undefined && !/^[A-Za-z]+$/.test(method)) return `--method must be an HTTP method, got '${method}'`;
+  return { method: (method ?? (query ? 'GET' : 'POST')).toUpperCase(), path, headerOnly };
 }
 
 /** The object, or a message saying why the text is not one. */
@@ -115,8 +159,21 @@ function parseJsonObject(text: string): Record<string, unknown> | string {
   return parsed as Record<string, unknown>;
 }
 
-/** The line `npm run sign` prints, or throws TypeError when --query meets a nested field. */
+/**
+ * What `npm run sign` prints (without its final newline): the body or query string, and with --v2 a
+ * second line `X-Signature: …` over exactly that text. Throws TypeError when --query meets a nested
+ * field.
+ */
 export function renderSignedRequest(request: SignRequest): string {
   const fields = buildSignedFields(request.merchantId, request.secretKey, request.timestamp, request.extra);
-  return request.query ? toQueryString(fields) : JSON.stringify(fields);
+  const printed = request.query ? toQueryString(fields) : JSON.stringify(fields);
+  if (!request.bodyBound) return printed;
+  const { method, path, headerOnly } = request.bodyBound;
+  const header = `${SIGNATURE_HEADER}: ${signatureHeaderValue(request.secretKey, request.timestamp, {
+    method,
+    // The client sends the query string as printed, so the server sees the same text.
+    pathWithQuery: request.query ? `${path}?${printed}` : path,
+    body: request.query ? '' : printed,
+  })}`;
+  return headerOnly ? header : `${printed}\n${header}`;
 }

@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { CancelResult } from '../shared/queue/job-catalogue.js';
 import { cancelRewardsByIdentifiers } from '../shared/repositories/reward-cancellations.repository.js';
 import { chunk } from './chunk.js';
-import { yieldIfStopping } from './job-lifecycle.js';
+import { abortRequested, yieldIfStopping } from './job-lifecycle.js';
 import type { WorkerDeps } from './worker-context.js';
 
 export interface IdentifierWork {
@@ -45,6 +45,8 @@ export async function cancelByIdentifiers(
   let done = 0;
   for (const batch of batches) {
     await yieldIfStopping(deps, job, token);
+    // Aborted by the merchant: stop before the next batch; what was applied stays and is counted.
+    if (await abortRequested(deps, work.rootJobId)) break;
     const result = await deps.db
       .transaction()
       .execute((trx) =>

@@ -5,7 +5,7 @@ import {
   countCancelledByJob,
   type QueryFilter,
 } from '../shared/repositories/reward-cancellations.repository.js';
-import { yieldIfStopping } from './job-lifecycle.js';
+import { abortRequested, yieldIfStopping } from './job-lifecycle.js';
 import type { WorkerDeps } from './worker-context.js';
 
 export interface QueryWork {
@@ -18,7 +18,7 @@ export interface QueryWork {
   cursor?: QueryCursor;
 }
 
-/** The player array sent with each statement stays at most this long (PERFORMANCE.md: long arrays cost planning time). */
+/** The player array sent with each statement stays at most this long (measured: long arrays cost planning time, see docs/scaling.md). */
 const MAX_SLICE_PLAYERS = 1_000;
 
 /**
@@ -72,6 +72,10 @@ export async function cancelByQuery(
     carried = 0;
     for (;;) {
       await yieldIfStopping(deps, job, token);
+      // Aborted by the merchant: stop before the next batch; what was applied stays and is counted.
+      if (await abortRequested(deps, work.rootJobId)) {
+        return { players: players.length, cancelled: cursor.cancelled + sliceCancelled };
+      }
       const result = await deps.db.transaction().execute((trx) =>
         cancelRewardsOfPlayers(trx, {
           jobId: work.rootJobId,

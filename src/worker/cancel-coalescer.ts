@@ -2,7 +2,7 @@
  * Coalescing of single `cancel` jobs.
  *
  * Why: one transaction per reward is bounded by commit cost (~4.7k rewards/s here); one statement for
- * a few hundred rewards is ~5× faster (PERFORMANCE.md).
+ * a few hundred rewards is ~5× faster (measured; docs/scaling.md).
  *
  * How: the worker runs single-cancel jobs with a high concurrency (WORKER_CANCEL_CONCURRENCY). Each
  * job's processor does not touch the database itself: it hands its request to this coalescer and

@@ -1,5 +1,6 @@
 import { type Job, WaitingChildrenError } from 'bullmq';
 import { type JobPayload, partJobId, queueNames } from '../shared/queue/job-catalogue.js';
+import { abortRequested } from './job-lifecycle.js';
 import type { WorkerDeps } from './worker-context.js';
 
 export type PartPayload = JobPayload<'bulkCancelPart'>;
@@ -33,6 +34,8 @@ export async function fanOut<Result>(
   const data = job.data as { merchantId: string; requestId?: string; acceptedAt?: number; step?: string } & SplitMemory;
   let memory: SplitMemory = { overlap: data.overlap };
   if (data.step !== 'children-added') {
+    // Aborted before it was split: nothing to share out.
+    if (await abortRequested(deps, job.id as string)) return { results: [], memory };
     const { parts, memory: remembered } = await split();
     memory = remembered;
     const ids = parts.map((_, index) => partJobId(job.id as string, index));

@@ -1,5 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
-import { type JobName, jobCatalogue } from '../shared/queue/job-catalogue.js';
+import type { PublicJobStatus } from '../shared/job-status-schema.js';
+import { isAbortRequested } from '../shared/queue/job-abort.js';
+import { type JobName, jobCatalogue, type Operation } from '../shared/queue/job-catalogue.js';
 import { recordJobsFinished, recordJobsStarted } from '../shared/repositories/cancellation-jobs.repository.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -19,6 +21,12 @@ export async function markBulkJobStarted(deps: WorkerDeps, job: Job, merchantId:
   ]);
 }
 
+/** Whether the merchant asked to abort this job (or the job this part belongs to). */
+export function abortRequested(deps: WorkerDeps, merchantJobId: string): Promise<boolean> {
+  return isAbortRequested(deps.redis, deps.config.QUEUE_PREFIX, merchantJobId);
+}
+
+/** Records the outcome: `cancelled` when the merchant aborted the job, else `completed`. */
 export async function markBulkJobCompleted(
   deps: WorkerDeps,
   job: Job,
@@ -26,6 +34,7 @@ export async function markBulkJobCompleted(
   counts: Record<string, number>,
   requestId?: string,
 ): Promise<void> {
+  const state = (await abortRequested(deps, job.id as string)) ? 'cancelled' : 'completed';
   await recordJobsFinished(deps.db, [
     {
       id: job.id as string,
@@ -35,7 +44,7 @@ export async function markBulkJobCompleted(
       createdAt: new Date(job.timestamp),
       startedAt: new Date(job.processedOn ?? Date.now()),
       finishedAt: new Date(),
-      state: 'completed',
+      state,
       counts,
     },
   ]);
@@ -106,6 +115,39 @@ export async function recordFailure(deps: WorkerDeps, job: Job, error: Error): P
     );
   await deps.turns.finished(data.merchantId, merchantJobId).catch(() => {});
   await forgetIdentifiers(job);
+  await deps.webhooks.jobFinished({
+    merchantId: data.merchantId,
+    type: 'job.failed',
+    status: isPart
+      ? { ...finishedJobStatus(job, 'failed', null), jobId: merchantJobId, operation: partOperation(data.operation) }
+      : finishedJobStatus(job, 'failed', null),
+  });
+}
+
+function partOperation(operation: string | undefined): Operation {
+  return operation === 'bulkCancel' ? 'bulkCancel' : 'bulkCancelByQuery';
+}
+
+/**
+ * A finished job's status as the merchant sees it, from the job in hand (no Redis read): for the
+ * webhook event, sent as the job finishes.
+ */
+export function finishedJobStatus(
+  job: Job,
+  state: 'completed' | 'failed' | 'cancelled',
+  result: Record<string, number> | null,
+): PublicJobStatus {
+  return {
+    jobId: job.id as string,
+    operation: (jobCatalogue[job.name as JobName]?.operation ?? 'bulkCancel') as Operation,
+    state,
+    createdAt: job.timestamp,
+    startedAt: job.processedOn ?? null,
+    finishedAt: job.finishedOn ?? Date.now(),
+    progress: state === 'completed' ? 100 : typeof job.progress === 'number' ? job.progress : 0,
+    result: state === 'failed' ? null : result,
+    error: state === 'failed' ? 'request could not be applied' : null,
+  };
 }
 
 /**

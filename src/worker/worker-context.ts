@@ -5,6 +5,7 @@ import type { Metrics } from '../shared/metrics.js';
 import type { MerchantTurns } from '../shared/queue/merchant-turns.js';
 import type { CancellationQueues } from '../shared/queue/queues.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import type { WebhookNotifier } from '../shared/webhook-notifier.js';
 import type { AuditOutbox } from './audit-outbox.js';
 
 /** What every processor may use, built once by createWorkerDeps (entry point and tests alike). */
@@ -21,6 +22,8 @@ export interface WorkerDeps {
   turns: MerchantTurns;
   /** Final outcomes that wait in Redis while Postgres is away. */
   outbox: AuditOutbox;
+  /** Tells merchants' webhooks that their jobs finished. */
+  webhooks: WebhookNotifier;
   /** Aborted on the first SIGTERM: long jobs stop after the batch in flight and hand themselves back. */
   stopping: AbortSignal;
 }

@@ -5,6 +5,7 @@ import { Metrics } from '../shared/metrics.js';
 import { MerchantTurns } from '../shared/queue/merchant-turns.js';
 import { createCancellationQueues } from '../shared/queue/queues.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
+import { createWebhookNotifier } from '../shared/webhook-notifier.js';
 import { AuditOutbox } from './audit-outbox.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -44,6 +45,7 @@ export function createWorkerDeps(
     queues: createCancellationQueues(redis, config.QUEUE_PREFIX),
     turns: new MerchantTurns(redis, config.QUEUE_PREFIX),
     outbox: new AuditOutbox(redis, db, logger, config.QUEUE_PREFIX),
+    webhooks: createWebhookNotifier({ config, db, redis, logger }),
     stopping,
   };
 }

@@ -3,12 +3,13 @@ import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/datab
 import { type JobName, jobNames, queueNames } from '../shared/queue/job-catalogue.js';
 import { DatabaseGate } from './database-gate.js';
 import { classifyFailure } from './job-failures.js';
-import { forgetIdentifiers, isMerchantJob, recordFailure } from './job-lifecycle.js';
+import { abortRequested, finishedJobStatus, forgetIdentifiers, isMerchantJob, recordFailure } from './job-lifecycle.js';
 import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js';
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
 import { createCancelProcessor } from './processors/cancel.processor.js';
 import { createSingleCancelCoalescer } from './single-cancel-coalescer.js';
+import { startWebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import type { WorkerDeps } from './worker-context.js';
 
 type JobProcessor = (job: Job, token?: string) => Promise<unknown>;
@@ -84,6 +85,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   gate.watch(workers);
   for (const worker of workers) observe(deps, worker);
   deps.outbox.start();
+  const webhookDelivery = startWebhookDeliveryWorker(deps);
 
   return {
     workers,
@@ -93,16 +95,36 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
       // Pause first so no new job is taken while the coalescer settles the jobs it holds.
       await Promise.all(workers.map((worker) => worker.pause(true)));
       await coalescer.drain();
-      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.all([...workers.map((worker) => worker.close()), webhookDelivery.close()]);
+      // Last: jobs that finished while draining still tell their merchants' webhooks.
+      await deps.webhooks.close();
     },
   };
+}
+
+/** Tells the merchant's webhook that a job of theirs completed, or stopped after an abort. */
+async function notifyFinished(deps: WorkerDeps, job: Job, merchantId: string, result: unknown): Promise<void> {
+  const aborted =
+    job.queueName === queueNames.bulk && (await abortRequested(deps, job.id as string).catch(() => false));
+  if (job.queueName === queueNames.bulk) {
+    const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp)) / 1000;
+    deps.metrics.jobDuration.observe({ operation: job.name, outcome: aborted ? 'cancelled' : 'completed' }, seconds);
+  }
+  await deps.webhooks.jobFinished({
+    merchantId,
+    type: aborted ? 'job.cancelled' : 'job.completed',
+    status: finishedJobStatus(job, aborted ? 'cancelled' : 'completed', result as Record<string, number>),
+  });
 }
 
 /** One log line, metrics, the merchant's bookkeeping and (on final failure) the audit row per job. */
 function observe(deps: WorkerDeps, worker: Worker): void {
   worker.on('completed', (job, result) => {
     const ms = (job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp);
-    deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'completed' }, ms / 1000);
+    // A merchant's bulk job is counted once it is known whether it ran to the end or was aborted.
+    if (job.queueName !== queueNames.bulk || !isMerchantJob(job)) {
+      deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'completed' }, ms / 1000);
+    }
     const data = job.data as { merchantId?: string; requestId?: string };
     const log = isMerchantJob(job) ? deps.logger.info.bind(deps.logger) : deps.logger.debug.bind(deps.logger);
     log(
@@ -116,6 +138,7 @@ function observe(deps: WorkerDeps, worker: Worker): void {
       },
       'job completed',
     );
+    if (isMerchantJob(job) && data.merchantId) void notifyFinished(deps, job, data.merchantId, result);
     if (job.queueName !== queueNames.bulk) return;
     if (data.merchantId) void deps.turns.finished(data.merchantId, job.id as string).catch(() => {});
     void forgetIdentifiers(job);

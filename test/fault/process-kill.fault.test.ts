@@ -105,6 +105,19 @@ async function releaseAll(): Promise<void> {
 /** Polls until each job was started again after `since` (on another worker); returns when each was. */
 async function resumedAfter(jobIds: readonly string[], since: number): Promise<Map<string, number>> {
   const resumed = new Map<string, number>();
+  const describeJobs = async () => {
+    const lines: string[] = [];
+    for (const jobId of jobIds) {
+      const job = await inspector.find(jobId);
+      lines.push(
+        job
+          ? `${jobId}: ${await job.getState()}, processedOn ${job.processedOn}, attemptsStarted ${job.attemptsStarted}, ` +
+              `attemptsMade ${job.attemptsMade}, stalledCounter ${job.stalledCounter}, failedReason ${job.failedReason}`
+          : `${jobId}: not in Redis`,
+      );
+    }
+    return `killed at ${since}; ${lines.join('; ')}`;
+  };
   await eventually(
     async () => {
       for (const jobId of jobIds) {
@@ -118,7 +131,9 @@ async function resumedAfter(jobIds: readonly string[], since: number): Promise<M
       return resumed.size === jobIds.length ? true : undefined;
     },
     { timeoutMs: 90_000, intervalMs: 100, what: `jobs ${jobIds.join(', ')} to be taken up again` },
-  );
+  ).catch(async (error: Error) => {
+    throw new Error(`${error.message}: ${await describeJobs()}`);
+  });
   return resumed;
 }
 

@@ -47,7 +47,9 @@ export async function waitForJob(
       const response = await fetchJobStatus(api, merchant, jobId);
       if (response.status !== 200) return undefined;
       const status = (await response.json()) as JobStatusBody;
-      return status.state === 'completed' || status.state === 'failed' ? status : undefined;
+      return status.state === 'completed' || status.state === 'failed' || status.state === 'cancelled'
+        ? status
+        : undefined;
     },
     { timeoutMs, what: `job ${jobId} to finish` },
   );

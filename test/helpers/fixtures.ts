@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/shared/db/client.js';
-import type { ConfigurationStatus, MerchantStatus, RewardStatus, RewardType } from '../../src/shared/db/schema.js';
+import type {
+  ConfigurationStatus,
+  MerchantStatus,
+  RewardStatus,
+  RewardType,
+  SignatureVersion,
+} from '../../src/shared/db/schema.js';
 import { digestSessionToken, generateSessionToken } from '../../src/shared/session-token.js';
 
 /**
@@ -32,6 +38,8 @@ export interface MerchantOptions {
   previousSecretKey?: string | null;
   previousSecretValidUntil?: Instant | null;
   rateLimitPerSecond?: number | null;
+  /** 2: every request must also carry X-Signature (default 1). */
+  signatureVersion?: SignatureVersion;
 }
 
 export async function createMerchant(db: Db, options: MerchantOptions = {}): Promise<MerchantFixture> {
@@ -46,6 +54,7 @@ export async function createMerchant(db: Db, options: MerchantOptions = {}): Pro
       previous_secret_valid_until:
         options.previousSecretValidUntil == null ? null : toDate(options.previousSecretValidUntil),
       rate_limit_per_second: options.rateLimitPerSecond ?? null,
+      signature_version: options.signatureVersion ?? 1,
     })
     .returning(['id', 'name', 'secret_key', 'status'])
     .executeTakeFirstOrThrow();

@@ -1,3 +1,4 @@
+import { signatureHeaderValue } from '../../src/shared/signature.js';
 import { buildSignedFields } from '../../src/tools/signed-request.js';
 
 export interface MerchantCredentials {
@@ -15,4 +16,17 @@ export function signedBody(
   timestamp: number = Date.now(),
 ): Record<string, unknown> {
   return buildSignedFields(merchant.id, merchant.secretKey, timestamp, fields);
+}
+
+/**
+ * Signature version 2: the `X-Signature` header over exactly `body` (the string that is sent) for this
+ * method and path with query, at `t` (default now), built by the service's own signing code.
+ */
+export function bodyBoundHeaders(
+  merchant: MerchantCredentials,
+  request: { method: string; pathWithQuery: string; body: string },
+  options: { t?: number; secretKey?: string } = {},
+): Record<string, string> {
+  const t = options.t ?? Date.now();
+  return { 'x-signature': signatureHeaderValue(options.secretKey ?? merchant.secretKey, t, request) };
 }

@@ -202,6 +202,23 @@ describe('merchants', () => {
     expect((await admin('PATCH', path, { maxQueuedJobs: null, rateLimitPerSecond: null })).status).toBe(200);
   });
 
+  it('takes signatureVersion only as 1 or 2, and keeps the old value on refusal', async () => {
+    const path = `/admin/v1/merchants/${merchantId}`;
+    for (const value of [0, 3, '2', 2.5, null, true]) {
+      await expectInvalid(admin('PATCH', path, { signatureVersion: value }), 'signatureVersion');
+    }
+    const row = await env.db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirstOrThrow();
+    expect(row.signature_version).toBe(1);
+    // The database holds the same rule, whoever writes the row.
+    await expect(
+      env.db
+        .updateTable('merchants')
+        .set({ signature_version: 3 as never })
+        .where('id', '=', merchantId)
+        .execute(),
+    ).rejects.toThrow(/signature_version_check/);
+  });
+
   it('keeps previousValidForMs within 0 to 30 days', async () => {
     const path = `/admin/v1/merchants/${merchantId}/secret-rotations`;
     const before = await env.db

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordJobsFinished } from '../../src/shared/repositories/cancellation-jobs.repository.js';
+import { signatureHeaderValue } from '../../src/shared/signature.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
@@ -120,6 +121,7 @@ describe('merchants', () => {
       allowedIps: null,
       maxQueuedJobs: null,
       rateLimitPerSecond: null,
+      signatureVersion: 1,
     });
     expect(await (await readAll(merchant)).json()).toEqual({ errorCode: 2, errorMessage: 'Authentication failed' });
 
@@ -135,6 +137,7 @@ describe('merchants', () => {
       allowedIps: ['192.0.2.0/24'],
       maxQueuedJobs: null,
       rateLimitPerSecond: null,
+      signatureVersion: 1,
     });
     expect((await readAll(merchant)).status).toBe(403);
 
@@ -149,6 +152,7 @@ describe('merchants', () => {
       allowedIps: null,
       maxQueuedJobs: null,
       rateLimitPerSecond: null,
+      signatureVersion: 1,
     });
     expect((await readAll(merchant)).status).toBe(200);
   });
@@ -171,6 +175,7 @@ describe('merchant quotas', () => {
       allowedIps: null,
       maxQueuedJobs: 3,
       rateLimitPerSecond: 1,
+      signatureVersion: 1,
     });
     // What authentication hands to the routes (the producer reads maxQueuedJobs from it).
     expect(await api.deps.merchants.find(merchant.id)).toMatchObject({ maxQueuedJobs: 3, rateLimitPerSecond: 1 });
@@ -187,12 +192,45 @@ describe('merchant quotas', () => {
     const reset = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {
       maxQueuedJobs: null,
       rateLimitPerSecond: null,
+      signatureVersion: 1,
     });
     expect(await reset.json()).toMatchObject({ maxQueuedJobs: null, rateLimitPerSecond: null });
     const burst = await Promise.all(Array.from({ length: 5 }, () => readAll(merchant)));
     expect(burst.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
     expect(burst[0]?.headers.get('ratelimit-limit')).toBeNull();
     expect(await api.deps.merchants.find(merchant.id)).toMatchObject({ maxQueuedJobs: null, rateLimitPerSecond: null });
+  });
+});
+
+describe('signature version', () => {
+  it('switches a merchant to body-bound signatures and back, effective at once', async () => {
+    const merchant = await createMerchant({ name: 'Signing' });
+    expect((await readAll(merchant)).status).toBe(200); // version 1 by default; now cached
+
+    const v2 = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, { signatureVersion: 2 });
+    expect(v2.status).toBe(200);
+    expect(await v2.json()).toMatchObject({ id: merchant.id, signatureVersion: 2 });
+    expect(await api.deps.merchants.find(merchant.id)).toMatchObject({ signatureVersion: 2 });
+    // The interface's fields alone no longer pass; with X-Signature over the very request they do.
+    expect(await (await readAll(merchant)).json()).toEqual({ errorCode: 2, errorMessage: 'Authentication failed' });
+    const body = JSON.stringify(signedBody(merchant));
+    const path = '/api/v1/integration/reward-configurations/readAll';
+    const headers = {
+      'x-signature': signatureHeaderValue(merchant.secretKey, Date.now(), {
+        method: 'POST',
+        pathWithQuery: path,
+        body,
+      }),
+    };
+    expect((await api.post(path, body, headers)).status).toBe(200);
+
+    // Fields left out keep their value.
+    expect(await (await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {})).json()).toMatchObject({
+      signatureVersion: 2,
+    });
+    const v1 = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, { signatureVersion: 1 });
+    expect(await v1.json()).toMatchObject({ signatureVersion: 1 });
+    expect((await readAll(merchant)).status).toBe(200);
   });
 });
 

@@ -41,6 +41,9 @@ const routes: ReadonlyArray<{ method: string; path: string; body?: unknown }> = 
     body: { playerId: 'p', currency: 'EUR', balance: 1 },
   },
   { method: 'GET', path: `/admin/v1/jobs/${SOME_UUID}` },
+  { method: 'PUT', path: `/admin/v1/merchants/${SOME_UUID}/webhook`, body: { url: 'https://merchant.example/hooks' } },
+  { method: 'DELETE', path: `/admin/v1/merchants/${SOME_UUID}/webhook` },
+  { method: 'GET', path: `/admin/v1/merchants/${SOME_UUID}/webhook/deliveries` },
   // A path under /admin/v1 that is no route: the gate says nothing more about it than about the others.
   { method: 'GET', path: '/admin/v1/no-such-route' },
 ];

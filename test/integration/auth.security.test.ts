@@ -4,7 +4,7 @@ import { signMessage } from '../../src/shared/signature.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession, type MerchantOptions } from '../helpers/fixtures.js';
-import type { MerchantCredentials } from '../helpers/signing.js';
+import { bodyBoundHeaders, type MerchantCredentials } from '../helpers/signing.js';
 
 /**
  * DESIGN §3, checked on every merchant route: the same cases run against each entry of `routes`.
@@ -103,19 +103,49 @@ const routes: MerchantRoute[] = [
     },
   },
   {
+    name: 'jobs/cancel',
+    method: 'POST',
+    path: '/api/v1/integration/jobs/cancel',
+    merchantIdIsUuid: true,
+    prepare: async ({ api: target, merchant, headers }) => {
+      // A queued job of this merchant to abort.
+      return { jobId: await queueCancel(target, merchant, headers) };
+    },
+    invalidFields: { jobId: 42 },
+    expectServed: async (response, prepared) => {
+      // Served more than once (the rate-limit case sends the same abort ten times): the first aborts,
+      // the others find the job already cancelled.
+      if (response.status === 409) {
+        expect(await response.json()).toMatchObject({ errorCode: 13 });
+        return;
+      }
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ jobId: prepared.jobId, operation: 'cancel', state: 'cancelled' });
+    },
+  },
+  {
+    name: 'jobs/rewards',
+    method: 'POST',
+    path: '/api/v1/integration/jobs/rewards',
+    merchantIdIsUuid: true,
+    prepare: async ({ api: target, merchant, headers }) => {
+      // A job of this merchant whose (so far empty) list of cancelled rewards to read.
+      return { jobId: await queueCancel(target, merchant, headers) };
+    },
+    invalidFields: { limit: 0 },
+    expectServed: async (response) => {
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ rewards: [], next: null });
+    },
+  },
+  {
     name: 'jobs/status',
     method: 'POST',
     path: '/api/v1/integration/jobs/status',
     merchantIdIsUuid: true,
     prepare: async ({ api: target, merchant, headers }) => {
       // A job of this merchant to ask about.
-      const queued = await target.post(
-        '/api/v1/integration/rewards/cancel',
-        sign(merchant, { id: randomUUID() }),
-        headers,
-      );
-      if (queued.status !== 200) throw new Error(`could not queue a job to ask about: ${queued.status}`);
-      return { jobId: queued.headers.get('x-job-id') };
+      return { jobId: await queueCancel(target, merchant, headers) };
     },
     invalidFields: { jobId: 42 },
     expectServed: async (response, prepared) => {
@@ -142,6 +172,18 @@ const routes: MerchantRoute[] = [
     expectServed: expectBetSlip,
   },
 ];
+
+/** Queues a cancel as `merchant`; X-Signature too, for a version 2 merchant (the others ignore it). */
+async function queueCancel(target: TestApi, merchant: MerchantCredentials, headers: Record<string, string>) {
+  const path = '/api/v1/integration/rewards/cancel';
+  const body = JSON.stringify(sign(merchant, { id: randomUUID() }));
+  const queued = await target.post(path, body, {
+    ...headers,
+    ...bodyBoundHeaders(merchant, { method: 'POST', pathWithQuery: path, body }),
+  });
+  if (queued.status !== 200) throw new Error(`could not queue a job: ${queued.status}`);
+  return queued.headers.get('x-job-id');
+}
 
 async function betSlipSession({ merchant }: RouteContext): Promise<Record<string, unknown>> {
   const session = await createSession(env.db, { merchantId: merchant.id, playerId: `player-${randomUUID()}` });
@@ -179,6 +221,34 @@ function send(
   const query = new URLSearchParams();
   for (const [key, value] of Object.entries(fields)) if (value !== undefined) query.set(key, String(value));
   return target.get(`${route.path}?${query}`, headers);
+}
+
+/**
+ * Signature version 2: serialises the request first, so that `X-Signature` signs the very bytes (or,
+ * for GET, the very query string) that are sent. `signedAs` bends what the header signs.
+ */
+function sendBodyBound(
+  route: MerchantRoute,
+  merchant: MerchantCredentials,
+  fields: Record<string, unknown>,
+  signedAs: { method?: string; path?: string; t?: number; secretKey?: string } = {},
+): Promise<Response> {
+  const signed = sign(merchant, fields);
+  const method = signedAs.method ?? route.method;
+  if (route.method === 'POST') {
+    const body = JSON.stringify(signed);
+    const headers = bodyBoundHeaders(merchant, { method, pathWithQuery: signedAs.path ?? route.path, body }, signedAs);
+    return api.post(route.path, body, headers);
+  }
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(signed)) if (value !== undefined) query.set(key, String(value));
+  const pathWithQuery = `${route.path}?${query}`;
+  const headers = bodyBoundHeaders(
+    merchant,
+    { method, pathWithQuery: signedAs.path ? `${signedAs.path}?${query}` : pathWithQuery, body: '' },
+    signedAs,
+  );
+  return api.get(pathWithQuery, headers);
 }
 
 /** Prepares, signs and sends a good request; returns what is needed to check the answer. */
@@ -416,6 +486,53 @@ describe.each(routes)('$name', (route) => {
       await expectError(await send(route, sign({ id: randomUUID(), secretKey: 'x' }, invalid)), 401, 2);
       // Signed, the same body is refused for what it is.
       await expectError(await send(route, sign(owner, invalid)), 400, 1);
+    });
+  });
+
+  describe('signature version 2 (X-Signature)', () => {
+    const v2Merchant = () => merchant({ signatureVersion: 2 });
+    const prepared = async (owner: MerchantCredentials) => {
+      const context = { api, merchant: owner, headers: {} };
+      const all = await route.prepare(context);
+      const { playerId: _, ...fields } = all;
+      return { all, fields, context };
+    };
+
+    it('serves a version 2 merchant whose X-Signature signs this very request', async () => {
+      const owner = await v2Merchant();
+      const { all, fields, context } = await prepared(owner);
+      await route.expectServed(await sendBodyBound(route, owner, fields), all, context);
+    });
+
+    it('refuses a version 2 merchant without X-Signature, even with a good hash (401, errorCode 2)', async () => {
+      const owner = await v2Merchant();
+      const { fields } = await prepared(owner);
+      await expectError(await send(route, sign(owner, fields)), 401, 2);
+    });
+
+    it('refuses an X-Signature made for another path, another method or another secret (errorCode 2)', async () => {
+      const owner = await v2Merchant();
+      const { fields } = await prepared(owner);
+      const otherPath = route.path === '/betSlip' ? '/api/v1/integration/rewards/cancel' : '/betSlip';
+      await expectError(await sendBodyBound(route, owner, fields, { path: otherPath }), 401, 2);
+      await expectError(
+        await sendBodyBound(route, owner, fields, { method: route.method === 'GET' ? 'POST' : 'GET' }),
+        401,
+        2,
+      );
+      await expectError(await sendBodyBound(route, owner, fields, { secretKey: 'not-the-secret' }), 401, 2);
+    });
+
+    it('answers 401 TIMESTAMP_EXPIRED to a good X-Signature whose t is outside the window', async () => {
+      const owner = await v2Merchant();
+      const { fields } = await prepared(owner);
+      await expectError(await sendBodyBound(route, owner, fields, { t: Date.now() - WINDOW_MS - 60_000 }), 401, 3);
+    });
+
+    it('leaves a version 1 merchant as it was: no X-Signature needed, a bad one ignored', async () => {
+      const owner = await merchant();
+      await expectServedWith(route, owner);
+      await expectServedWith(route, owner, {}, { 'x-signature': 't=1,v1=00' });
     });
   });
 

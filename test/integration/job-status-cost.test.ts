@@ -4,6 +4,7 @@ import { startTestApi, type TestApi } from '../helpers/api.js';
 import { fetchJobStatus } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { monitorRedis } from '../helpers/redis-monitor.js';
 
 /**
  * Job status costs O(1) in Redis whatever the backlog: with 100,000 single cancels waiting, a status
@@ -41,11 +42,7 @@ afterAll(async () => {
 
 /** Every command Redis runs (also inside scripts) that names this file's queue prefix, while `work` runs. */
 async function commandsDuring(work: () => Promise<void>): Promise<string[]> {
-  const monitor = await new Redis(env.redisUrl).monitor();
-  const seen: string[] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args.some((arg) => arg.includes(env.queuePrefix))) seen.push(args[0]?.toUpperCase() ?? '');
-  });
+  const monitor = await monitorRedis(env.redisUrl);
   try {
     await work();
     // MONITOR output trails the commands themselves: a marker command closes the window.
@@ -53,11 +50,14 @@ async function commandsDuring(work: () => Promise<void>): Promise<string[]> {
     await marker.exists(`${env.queuePrefix}:marker`);
     marker.disconnect();
     const deadline = Date.now() + 5_000;
-    while (!seen.includes('EXISTS') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const mine = () => monitor.commands.filter((args) => args.some((arg) => arg.includes(env.queuePrefix)));
+    while (!mine().some((args) => args[0]?.toUpperCase() === 'EXISTS') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return mine().map((args) => args[0]?.toUpperCase() ?? '');
   } finally {
-    monitor.disconnect();
+    monitor.stop();
   }
-  return seen;
 }
 
 describe('job status with a large backlog', { timeout: 60_000 }, () => {

@@ -93,6 +93,48 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('declares the X-Signature header (signature version 2) on every merchant operation', () => {
+    const parameters = (document.components as { parameters?: Record<string, Record<string, unknown>> }).parameters;
+    expect(parameters?.XSignature).toMatchObject({ name: 'X-Signature', in: 'header', required: false });
+    const merchantOperations = Object.entries(document.paths)
+      .filter(([path]) => path.startsWith('/api/v1/') || path === '/betSlip')
+      .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+    expect(merchantOperations.length).toBeGreaterThanOrEqual(7);
+    for (const { path, method, operation } of merchantOperations) {
+      expect((operation as { parameters?: unknown[] }).parameters, `${method} ${path}`).toContainEqual({
+        $ref: '#/components/parameters/XSignature',
+      });
+    }
+    expect(document.info.description).toContain('X-Signature');
+  });
+
+  it('documents signatureVersion on the admin merchant update, request and answer', () => {
+    const schemas = document.components?.schemas as Record<string, { properties?: Record<string, unknown> }>;
+    expect(schemas.AdminUpdateMerchantRequest?.properties?.signatureVersion).toBeDefined();
+    expect(schemas.AdminMerchant?.properties?.signatureVersion).toBeDefined();
+  });
+
+  it('documents the Idempotency-Key header with its 409 and 422 answers, and the dry-run counts', () => {
+    const cancelRoutes = ['cancel', 'bulkCancel', 'bulkCancelByQuery'].map(
+      (name) => document.paths[`/api/v1/integration/rewards/${name}`]?.post as Operation & { parameters?: unknown[] },
+    );
+    for (const operation of cancelRoutes) {
+      expect(operation.parameters).toContainEqual(
+        expect.objectContaining({ name: 'idempotency-key', in: 'header', required: false }),
+      );
+      expect(JSON.stringify(operation.responses?.['409'])).toContain('#/components/schemas/Error');
+      expect(JSON.stringify(operation.responses?.['422'])).toContain('#/components/schemas/Error');
+      expect(JSON.stringify(operation.responses?.['200'])).toContain('Idempotent-Replayed');
+    }
+    expect(JSON.stringify(cancelRoutes[1]?.responses?.['200'])).toContain('#/components/schemas/BulkCancelDryRun');
+    expect(JSON.stringify(cancelRoutes[2]?.responses?.['200'])).toContain(
+      '#/components/schemas/BulkCancelByQueryDryRun',
+    );
+    const listing = document.paths['/api/v1/integration/jobs/rewards']?.post;
+    expect(JSON.stringify(listing?.responses?.['200'])).toContain('#/components/schemas/JobRewardsPage');
+    expect(JSON.stringify(listing?.responses?.['404'])).toContain('#/components/schemas/Error');
+  });
+
   it('declares the adminBearer scheme and requires it on every admin operation', () => {
     expect(document.components?.securitySchemes?.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const adminOperations = Object.entries(document.paths)

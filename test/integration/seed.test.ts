@@ -158,6 +158,29 @@ describe('demo seed', () => {
     await env.db.updateTable('rewards').set({ status: 'ACTIVE' }).where('external_id', '=', 'demo-reward-7').execute();
   });
 
+  it('with reset, puts changed rows back as written and keeps the counts', async () => {
+    await env.db
+      .updateTable('rewards')
+      .set({ status: 'CANCELLED', cancelled_at: new Date() })
+      .where('external_id', 'in', ['demo-reward-1', 'demo-reward-7'])
+      .execute();
+    await env.db
+      .updateTable('merchants')
+      .set({ secret_key: 'rotated-secret-0123456789', status: 'DISABLED' })
+      .where('id', '=', DEMO_MERCHANT.id)
+      .execute();
+    const report = await seedDemo(env.db, { reset: true });
+    expect(report.inserted).toMatchObject({ merchants: 1, rewards: 8, sessions: 2 });
+    expect(await countRows(env.db, DEMO_MERCHANT.id)).toEqual(countsAfterFirst);
+    expect(await rewardStatuses(env.db, DEMO_MERCHANT.id)).toEqual({ ACTIVE: 5, USED: 1, EXPIRED: 1, CANCELLED: 1 });
+    const merchant = await env.db
+      .selectFrom('merchants')
+      .select(['secret_key', 'status'])
+      .where('id', '=', DEMO_MERCHANT.id)
+      .executeTakeFirstOrThrow();
+    expect(merchant).toEqual({ secret_key: DEMO_MERCHANT.secretKey, status: 'ACTIVE' });
+  });
+
   it('serves readAll to the demo merchant signed as `npm run sign` signs, every field as seeded', async () => {
     const response = await api.post(
       '/api/v1/integration/reward-configurations/readAll',
@@ -505,7 +528,9 @@ describe('volume seed', () => {
 
 describe('seed arguments', () => {
   it('loads the demo set without flags, and a volume with any volume flag (defaults for the rest)', () => {
-    expect(parseSeedArgs([])).toEqual({ kind: 'demo' });
+    expect(parseSeedArgs([])).toEqual({ kind: 'demo', reset: false });
+    expect(parseSeedArgs(['--reset'])).toEqual({ kind: 'demo', reset: true });
+    expect(parseSeedArgs(['--reset', '--players', '5'])).toMatchObject({ kind: 'invalid' });
     expect(parseSeedArgs(['--players', '10000', '--rewards-per-player', '100'])).toEqual({
       kind: 'volume',
       options: { ...DEFAULT_VOLUME, players: 10_000, rewardsPerPlayer: 100 },

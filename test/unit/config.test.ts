@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/shared/config.js';
@@ -76,6 +79,15 @@ describe('loadConfig', () => {
     expect(error.message).toMatch(new RegExp(`^\\s*${variable}: `, 'm'));
   });
 
+  it('reports a missing or empty URL as required, a wrong one by its shape', () => {
+    const missing = errorOf({ REDIS_URL: '' });
+    expect(missing.message).toMatch(/^\s*DATABASE_URL: required$/m);
+    expect(missing.message).toMatch(/^\s*REDIS_URL: required$/m);
+    expect(errorOf({ ...required, DATABASE_URL: 'mysql://db/rewards' }).message).toMatch(
+      /^\s*DATABASE_URL: must be a postgres:\/\/ URL$/m,
+    );
+  });
+
   it('names every wrong variable at once, and not the good ones', () => {
     const error = errorOf({ ...required, PORT: 'x', LOG_LEVEL: 'loud' });
     expect(error.message).toMatch(/^\s*PORT: /m);
@@ -96,5 +108,60 @@ describe('loadConfigOrExit', () => {
     expect(child.stderr).toMatch(/^\s*PORT: /m);
     // A message, not a stack trace.
     expect(child.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('.env', () => {
+  const configModule = fileURLToPath(new URL('../../src/shared/config.ts', import.meta.url));
+  const printPorts = `import(${JSON.stringify(configModule)}).then((m) => { const c = m.loadConfigOrExit(); console.log(c.PORT, c.WORKER_PORT, c.DATABASE_URL); })`;
+
+  // The child runs in a scratch directory, so tsx is named by its full address.
+  const tsxLoader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+
+  function runIn(directory: string, env: Record<string, string>) {
+    return spawnSync(process.execPath, ['--import', tsxLoader, '-e', printPorts], {
+      cwd: directory,
+      env: { PATH: process.env.PATH, ...env },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+  }
+
+  it('is loaded by loadConfigOrExit from the working directory; variables already set win', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rewards-dotenv-'));
+    try {
+      writeFileSync(
+        join(directory, '.env'),
+        `DATABASE_URL=${required.DATABASE_URL}\nREDIS_URL=${required.REDIS_URL}\nPORT=4321\nWORKER_PORT=4322\n`,
+      );
+      const child = runIn(directory, { WORKER_PORT: '5555' });
+      expect(child.stderr).toBe('');
+      expect(child.stdout.trim()).toBe(`4321 5555 ${required.DATABASE_URL}`);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('is not read by test processes (NODE_ENV=test)', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rewards-dotenv-'));
+    try {
+      writeFileSync(join(directory, '.env'), 'PORT=4321\n');
+      const child = runIn(directory, { ...required, NODE_ENV: 'test' });
+      expect(child.stdout.trim()).toBe(`3000 3001 ${required.DATABASE_URL}`);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a missing DATABASE_URL as required, without a stack', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rewards-dotenv-'));
+    try {
+      const child = runIn(directory, { REDIS_URL: required.REDIS_URL });
+      expect(child.status).toBe(1);
+      expect(child.stderr).toMatch(/^\s*DATABASE_URL: required$/m);
+      expect(child.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

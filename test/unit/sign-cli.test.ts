@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { DEMO_MERCHANT } from '../../src/seed/demo-data.js';
-import { verifySignature } from '../../src/shared/signature.js';
+import { parseSignatureHeader, verifyBodyBound, verifySignature } from '../../src/shared/signature.js';
 import {
   buildSignedFields,
   parseSignArgs,
@@ -31,6 +31,7 @@ describe('parseSignArgs', () => {
         timestamp: NOW,
         extra: {},
         query: false,
+        bodyBound: null,
       },
     });
   });
@@ -48,6 +49,7 @@ describe('parseSignArgs', () => {
       timestamp: 42,
       extra: { authToken: 't' },
       query: true,
+      bodyBound: null,
     });
   });
 
@@ -62,6 +64,12 @@ describe('parseSignArgs', () => {
     [['--timestamp', '12.5'], /--timestamp must be epoch milliseconds/],
     [['--timestamp=-1'], /--timestamp must be epoch milliseconds/],
     [['--secret', ''], /--secret must not be empty/],
+    [['--v2'], /--v2 needs --path/],
+    [['--v2', '--path', 'betSlip'], /--path must start with '\/'/],
+    [['--v2', '--path', '/betSlip?a=1', '--query'], /must not hold a query string with --query/],
+    [['--v2', '--path', '/p', '--method', 'P OST'], /--method must be an HTTP method/],
+    [['--path', '/p'], /belong to --v2/],
+    [['--curl-header'], /belong to --v2/],
   ])('rejects %j', (argv, message) => {
     const command = parseSignArgs(argv, NOW);
     expect(command.kind).toBe('invalid');
@@ -106,6 +114,51 @@ describe('signed output', () => {
 
   it('refuses to flatten a nested field into a query string', () => {
     expect(() => toQueryString({ ids: ['a', 'b'] })).toThrow(/field 'ids'/);
+  });
+});
+
+describe('--v2', () => {
+  const path = '/api/v1/integration/rewards/cancel';
+
+  it('defaults the method to POST, or GET with --query', () => {
+    expect(signRequestOf(parseSignArgs(['--v2', '--path', path], NOW)).bodyBound).toEqual({
+      method: 'POST',
+      path,
+      headerOnly: false,
+    });
+    expect(signRequestOf(parseSignArgs(['--v2', '--path', '/betSlip', '--query'], NOW)).bodyBound).toEqual({
+      method: 'GET',
+      path: '/betSlip',
+      headerOnly: false,
+    });
+    expect(signRequestOf(parseSignArgs(['--v2', '--path', path, '--method', 'put'], NOW)).bodyBound?.method).toBe(
+      'PUT',
+    );
+  });
+
+  it('prints the body, then an X-Signature line over exactly that body', () => {
+    const request = signRequestOf(parseSignArgs(['--v2', '--path', path, '--body', '{"externalId":"r-1"}'], NOW));
+    const [body, header, ...rest] = renderSignedRequest(request).split('\n') as [string, string];
+    expect(rest).toEqual([]);
+    expect(JSON.parse(body)).toMatchObject({ merchantId: DEMO_MERCHANT.id, timestamp: NOW, externalId: 'r-1' });
+    expect(header).toMatch(new RegExp(`^X-Signature: t=${NOW},v1=[0-9a-f]{64}$`));
+    const parsed = parseSignatureHeader(header.slice('X-Signature: '.length));
+    expect(
+      parsed && verifyBodyBound(parsed, { method: 'POST', pathWithQuery: path, body }, DEMO_MERCHANT.secretKey),
+    ).toBe(true);
+    // --curl-header: the same header line alone.
+    expect(renderSignedRequest({ ...request, bodyBound: { method: 'POST', path, headerOnly: true } })).toBe(header);
+  });
+
+  it('with --query, signs GET, the path with the printed query string, and an empty body', () => {
+    const argv = ['--v2', '--path', '/betSlip', '--query', '--body', '{"authToken":"tok en"}'];
+    const [query, header] = renderSignedRequest(signRequestOf(parseSignArgs(argv, NOW))).split('\n') as [
+      string,
+      string,
+    ];
+    const parsed = parseSignatureHeader(header.slice('X-Signature: '.length));
+    const request = { method: 'GET', pathWithQuery: `/betSlip?${query}`, body: '' };
+    expect(parsed && verifyBodyBound(parsed, request, DEMO_MERCHANT.secretKey)).toBe(true);
   });
 });
 

@@ -6,7 +6,7 @@ import type { AppEnv } from '../context.js';
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 /**
- * The gate of everything under /admin (DESIGN §8): `Authorization: Bearer <ADMIN_TOKEN>`.
+ * The gate of everything under /admin (docs/design.md §9): `Authorization: Bearer <ADMIN_TOKEN>`.
  * While ADMIN_TOKEN is unset the admin surface answers as an unknown route would, so a deployment
  * without it shows no admin API at all.
  */

@@ -4,13 +4,16 @@ import { registerCreateMerchant } from './create-merchant.route.js';
 import { registerCreateRewardConfiguration } from './create-reward-configuration.route.js';
 import { registerCreateRewards } from './create-rewards.route.js';
 import { registerCreateSession } from './create-session.route.js';
+import { registerDeleteWebhook } from './delete-webhook.route.js';
 import { registerGetJob } from './get-job.route.js';
 import { registerGetReward } from './get-reward.route.js';
+import { registerListWebhookDeliveries } from './list-webhook-deliveries.route.js';
+import { registerPutWebhook } from './put-webhook.route.js';
 import { registerRotateMerchantSecret } from './rotate-merchant-secret.route.js';
 import { registerUpdateMerchant } from './update-merchant.route.js';
 
 /**
- * The admin API (DESIGN §8), behind ADMIN_TOKEN. The gate covers every path under /admin/v1, known
+ * The admin API (docs/design.md §9), behind ADMIN_TOKEN. The gate covers every path under /admin/v1, known
  * or not, and runs before any body is validated: without the token nothing about a request is said.
  */
 export function registerAdminRoutes(app: App): void {
@@ -29,4 +32,7 @@ export function registerAdminRoutes(app: App): void {
   registerGetReward(app);
   registerCreateSession(app);
   registerGetJob(app);
+  registerPutWebhook(app);
+  registerDeleteWebhook(app);
+  registerListWebhookDeliveries(app);
 }

@@ -72,6 +72,14 @@ export const allowedIpsSchema = z
  */
 export const quotaSchema = z.number().int().min(1).max(2_147_483_647).nullable();
 
+/** Which signature rule the merchant's requests must follow (docs/interface.md, "Signature version 2"). */
+export const signatureVersionSchema = z.union([z.literal(1), z.literal(2)]).openapi({
+  description:
+    "1: the interface's signature (merchantId and timestamp) alone. 2: every request must also carry " +
+    '`X-Signature: t=<epoch ms>,v1=<hex>`, an HMAC-SHA256 over the time, method, path with query and raw body.',
+  example: 2,
+});
+
 /** The merchant a route's path names, or 404. */
 export async function requireMerchant(db: Db, merchantId: string): Promise<Merchant> {
   const merchant = await findMerchantById(db, merchantId);

@@ -5,7 +5,13 @@ import { updateMerchant } from '../../shared/repositories/merchants.repository.j
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
-import { adminRouteMeta, allowedIpsSchema, MerchantIdParamsSchema, quotaSchema } from './admin-schemas.js';
+import {
+  adminRouteMeta,
+  allowedIpsSchema,
+  MerchantIdParamsSchema,
+  quotaSchema,
+  signatureVersionSchema,
+} from './admin-schemas.js';
 
 const UpdateMerchantRequestSchema = z
   .strictObject({
@@ -23,6 +29,7 @@ const UpdateMerchantRequestSchema = z
         'null: the deployment default (RATE_LIMIT_PER_SECOND, where 0 means no limit).',
       example: 50,
     }),
+    signatureVersion: signatureVersionSchema.optional(),
   })
   .openapi('AdminUpdateMerchantRequest');
 
@@ -38,6 +45,7 @@ const MerchantSchema = z
       .int()
       .nullable()
       .openapi({ description: "The merchant's own rate limit; null: the default" }),
+    signatureVersion: signatureVersionSchema,
   })
   .openapi('AdminMerchant');
 
@@ -46,10 +54,11 @@ export function registerUpdateMerchant(app: App): void {
     method: 'patch',
     path: '/admin/v1/merchants/{merchantId}',
     ...adminRouteMeta,
-    summary: 'Enable or disable a merchant, or change its source allow-list or quotas',
+    summary: 'Enable or disable a merchant, or change its source allow-list, quotas or signature version',
     description:
       'Fields left out keep their value; `allowedIps: null` allows any source; `maxQueuedJobs: null` and ' +
-      '`rateLimitPerSecond: null` return to the deployment defaults.',
+      '`rateLimitPerSecond: null` return to the deployment defaults. `signatureVersion: 2` makes every request of ' +
+      'the merchant also carry the body-bound `X-Signature` header (`1`, the default, drops that requirement).',
     request: { params: MerchantIdParamsSchema, body: jsonBody(UpdateMerchantRequestSchema) },
     responses: {
       200: {
@@ -76,6 +85,7 @@ export function registerUpdateMerchant(app: App): void {
         allowedIps: merchant.allowed_ips,
         maxQueuedJobs: merchant.max_queued_jobs,
         rateLimitPerSecond: merchant.rate_limit_per_second,
+        signatureVersion: merchant.signature_version,
       },
       200,
     );

@@ -4,7 +4,7 @@ import type { AppEnv } from '../context.js';
 
 const JSON_MEDIA_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;.*)?$/i;
 
-/** A body must be JSON; a request without a Content-Type is read as JSON too (DESIGN §4). */
+/** A body must be JSON; a request without a Content-Type is read as JSON too (docs/design.md §3). */
 export function requireJsonContentType(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const contentType = c.req.header('content-type');

@@ -1,7 +1,14 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
-import { isWellFormedHash, verifySignature } from '../../shared/signature.js';
+import {
+  type BodyBoundRequest,
+  isWellFormedHash,
+  parseSignatureHeader,
+  SIGNATURE_HEADER,
+  verifyBodyBound,
+  verifySignature,
+} from '../../shared/signature.js';
 import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
 import type { ClientAddressResolver } from '../client-address.js';
 import type { AppEnv } from '../context.js';
@@ -16,6 +23,12 @@ export interface MerchantAuthOptions {
   resolveClientAddress: ClientAddressResolver;
 }
 
+interface RequestInput {
+  fields: Record<string, unknown>;
+  /** The body's bytes as received: what a version-2 signature covers. Empty for GET /betSlip. */
+  rawBody: Uint8Array;
+}
+
 interface SignedFields {
   merchantId: string;
   /** As sent: the digits that were signed. */
@@ -25,26 +38,37 @@ interface SignedFields {
 }
 
 /**
- * The one gate in front of every merchant route (DESIGN §3). Order matters: field shapes (400),
- * then who is asking and whether the signature holds (401, one answer for every reason), then the
- * timestamp window (401), the source address (403) and the rate (429). Only then does the route
- * validate the rest of the body.
+ * The one gate in front of every merchant route (docs/design.md §2). Order matters: field shapes
+ * (400), then who is asking and whether the signature holds (401, one answer for every reason; for a
+ * version-2 merchant also the `X-Signature` header), then the timestamp window (401), the source
+ * address (403) and the rate (429). Only then does the route validate the rest of the body.
  */
 export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const fields = readSignedFields(await readInput(c, options.source), options.merchantIdIsUuid);
+    const input = await readInput(c, options.source);
+    const fields = readSignedFields(input.fields, options.merchantIdIsUuid);
     const { deps, logger } = c.var;
 
     const merchant = isUuid(fields.merchantId) ? await findMerchant(c, fields.merchantId) : null;
-    const refusal = whyRefused(merchant, fields, Date.now());
+    const now = Date.now();
+    const refusal = whyRefused(merchant, fields, now);
     if (refusal) {
       throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: refusal });
     }
     const authenticated = merchant as AuthenticatedMerchant;
+    const bodyBoundTimestamp =
+      authenticated.signatureVersion === 2 ? checkBodyBound(c, authenticated, input.rawBody, now) : null;
 
-    const skew = Math.abs(Date.now() - fields.timestamp);
-    if (skew > deps.config.SIGNATURE_WINDOW_MS) {
+    const window = deps.config.SIGNATURE_WINDOW_MS;
+    const skew = Math.abs(now - fields.timestamp);
+    if (skew > window) {
       throw new AppError('TIMESTAMP_EXPIRED', undefined, { logDetail: `clock difference ${skew} ms` });
+    }
+    const headerSkew = bodyBoundTimestamp === null ? 0 : Math.abs(now - bodyBoundTimestamp);
+    if (headerSkew > window) {
+      throw new AppError('TIMESTAMP_EXPIRED', undefined, {
+        logDetail: `X-Signature t: clock difference ${headerSkew} ms`,
+      });
     }
 
     if (authenticated.isAllowedSource) {
@@ -79,32 +103,59 @@ function whyRefused(merchant: AuthenticatedMerchant | null, fields: SignedFields
   if (!merchant) return 'unknown merchant';
   if (merchant.status !== 'ACTIVE') return 'merchant disabled';
   if (!isWellFormedHash(fields.hash)) return 'hash is not 1 to 64 hex characters';
-  if (verifySignature(fields.merchantId, fields.timestampText, fields.hash, merchant.secretKey)) return null;
+  const verifies = secretsInForce(merchant, now).some((secretKey) =>
+    verifySignature(fields.merchantId, fields.timestampText, fields.hash, secretKey),
+  );
+  return verifies ? null : 'hash mismatch';
+}
+
+/** The current secret, and the previous one until its expiry (rotation). */
+function secretsInForce(merchant: AuthenticatedMerchant, now: number): string[] {
   const previousStillValid =
     merchant.previousSecretKey !== null &&
     merchant.previousSecretValidUntil !== null &&
     merchant.previousSecretValidUntil > now;
-  if (
-    previousStillValid &&
-    verifySignature(fields.merchantId, fields.timestampText, fields.hash, merchant.previousSecretKey as string)
-  ) {
-    return null;
-  }
-  return 'hash mismatch';
+  return previousStillValid ? [merchant.secretKey, merchant.previousSecretKey as string] : [merchant.secretKey];
 }
 
-async function readInput(c: Context<AppEnv>, source: 'body' | 'query'): Promise<Record<string, unknown>> {
-  if (source === 'query') return c.req.query();
+/**
+ * Version 2: `X-Signature` must sign this very request (method, path with query, raw body), so a
+ * signature seen on one request cannot sign another. Refused like any other bad signature (401,
+ * errorCode 2); answers the header's `t` for the window check, which comes after, as for `timestamp`.
+ */
+function checkBodyBound(c: Context<AppEnv>, merchant: AuthenticatedMerchant, rawBody: Uint8Array, now: number): number {
+  const header = parseSignatureHeader(c.req.header(SIGNATURE_HEADER));
+  if (!header) {
+    const detail = c.req.header(SIGNATURE_HEADER) === undefined ? 'missing' : 'not t=<digits>,v1=<64 hex>';
+    throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: `X-Signature ${detail}` });
+  }
+  // The URL as the HTTP server parsed it: the path and query string the client sent, in normal form.
+  const url = new URL(c.req.url);
+  const request: BodyBoundRequest = { method: c.req.method, pathWithQuery: url.pathname + url.search, body: rawBody };
+  if (!secretsInForce(merchant, now).some((secretKey) => verifyBodyBound(header, request, secretKey))) {
+    throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: 'X-Signature mismatch' });
+  }
+  return header.timestamp;
+}
+
+async function readInput(c: Context<AppEnv>, source: 'body' | 'query'): Promise<RequestInput> {
+  if (source === 'query') return { fields: c.req.query(), rawBody: new Uint8Array(0) };
+  // The body is read once, as bytes, and parsed from them: a version-2 signature must cover exactly
+  // the bytes received, not a re-encoding of what JSON.parse made of them. Hono caches this read, so
+  // the route's validator later parses the same bytes (c.req.json() decodes the cached buffer) and the
+  // stream is never read twice. Decoding as Response.text() does: UTF-8, a leading BOM dropped.
+  let rawBody: Uint8Array;
   let body: unknown;
   try {
-    body = await c.req.json();
+    rawBody = new Uint8Array(await c.req.arrayBuffer());
+    body = JSON.parse(new TextDecoder().decode(rawBody));
   } catch {
     throw new AppError('INVALID_REQUEST', 'Malformed JSON in request body');
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new AppError('INVALID_REQUEST', 'Request body must be a JSON object');
   }
-  return body as Record<string, unknown>;
+  return { fields: body as Record<string, unknown>, rawBody };
 }
 
 function readSignedFields(input: Record<string, unknown>, merchantIdIsUuid: boolean): SignedFields {

@@ -30,6 +30,17 @@ Every merchant request (\`/api/v1/...\` and \`/betSlip\`) carries \`merchantId\`
 Example: merchantId \`8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b\`, timestamp \`1763679600000\`: sign the
 string \`8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b1763679600000\`.
 
+## Signature version 2 (body-bound, opt-in per merchant)
+
+The signature above covers only \`merchantId\` and \`timestamp\`, so a signature seen once could sign
+any other request of the merchant within the window. A merchant the operator has switched to version 2
+(\`PATCH /admin/v1/merchants/{merchantId}\` \`{"signatureVersion": 2}\`) also sends, on every request,
+the header \`X-Signature: t=<epoch ms>,v1=<64 hex>\`: the HMAC-SHA256, keyed with the merchant's secret,
+of \`<t>.<METHOD>.<path with query>.<raw body>\` (the body's bytes exactly as sent; empty for
+\`GET /betSlip\`). The fields above stay required and are checked first. A missing, malformed or wrong
+header is \`401\` errorCode 2; a \`t\` outside the window is \`401\` errorCode 3. It binds the time,
+method, path, query and body; it does not stop the replay of the identical request within the window.
+
 ## Errors
 
 Every error answers \`{"errorCode": <int>, "errorMessage": "<text>"}\` (schema \`Error\`) and every
@@ -44,6 +55,21 @@ token as password).
 `.trim();
 
 type OpenApiDocument = ReturnType<App['getOpenAPI31Document']>;
+
+const signatureV2Parameter = {
+  name: 'X-Signature',
+  in: 'header' as const,
+  required: false,
+  description:
+    'Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the ' +
+    'HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or ' +
+    'wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3.',
+  schema: {
+    type: 'string' as const,
+    pattern: '^t=\\d{1,16},v1=[0-9a-fA-F]{64}$',
+    example: 't=1763679600000,v1=2c30336ef9c23800af19421f6d4e614d6b442a89d10394ba7b9841ca07691702',
+  },
+};
 
 /**
  * The OpenAPI 3.1 document, generated from the zod schemas the routes validate with, and a reference
@@ -92,6 +118,16 @@ function buildDocument(app: App): OpenApiDocument {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];
       if (operation && !operation.security) operation.security = [{ adminBearer: [] }];
+    }
+  }
+  // Every merchant operation takes the version-2 header; declared once, referenced from each.
+  document.components.parameters = { ...document.components.parameters, XSignature: signatureV2Parameter };
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith('/api/v1/') && path !== '/betSlip') continue;
+    for (const method of ['get', 'post'] as const) {
+      const operation = item[method];
+      if (operation)
+        operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/XSignature' }];
     }
   }
   // Only the tags some operation uses, so the reference page has no empty sections.

@@ -1,10 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
+import { previewCancelOfPlayers } from '../../shared/repositories/cancellation-preview.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
+import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { assertListSize, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
+import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const BulkCancelByQueryRequestSchema = z
   .object({
@@ -14,8 +16,20 @@ const BulkCancelByQueryRequestSchema = z
     externalRewardConfigurationId: identifier
       .nullish()
       .openapi({ description: 'Only rewards of the configuration with this merchant-defined id' }),
+    dryRun: dryRunField,
   })
   .openapi('BulkCancelByQueryRequest');
+
+const BulkCancelByQueryDryRunSchema = z
+  .object({
+    players: z.number().int().nonnegative().openapi({ description: 'Distinct player ids of the request' }),
+    cancellable: z
+      .number()
+      .int()
+      .nonnegative()
+      .openapi({ description: 'ACTIVE rewards of those players (and configuration): what the job would cancel now' }),
+  })
+  .openapi('BulkCancelByQueryDryRun');
 
 export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddleware): void {
   const route = createRoute({
@@ -26,10 +40,19 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
     description:
       '1 to 10,000 playerIds (BULK_MAX_ITEMS). With both configuration ids, a reward must match both; ' +
       'with neither, every ACTIVE reward of those players is cancelled. An unknown configuration ' +
-      'gives a job that cancels nothing.',
+      'gives a job that cancels nothing. With `dryRun: true`, nothing is queued and the answer counts ' +
+      'what the request would cancel now.',
     middleware: auth,
-    request: { body: jsonBody(BulkCancelByQueryRequestSchema) },
-    responses: { 200: acceptedResponse, ...merchantErrorResponses },
+    request: { body: jsonBody(BulkCancelByQueryRequestSchema), headers: IdempotencyHeadersSchema },
+    responses: {
+      200: {
+        ...acceptedResponse,
+        description: `${acceptedResponse.description} A dry run answers the counts instead, as JSON.`,
+        content: { 'application/json': { schema: BulkCancelByQueryDryRunSchema } },
+      },
+      ...idempotencyErrorResponses,
+      ...merchantErrorResponses,
+    },
   });
 
   app.openapi(route, async (c) => {
@@ -41,8 +64,15 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
       rewardConfigurationId: body.rewardConfigurationId?.toLowerCase() ?? undefined,
       externalRewardConfigurationId: body.externalRewardConfigurationId ?? undefined,
     };
+    if (body.dryRun === true) {
+      const cancellable = await previewCancelOfPlayers(c.var.deps.db, { merchantId, playerIds, filter });
+      return c.json({ players: playerIds.length, cancellable }, 200);
+    }
     const payload = { merchantId, requestId: c.var.requestId, acceptedAt: Date.now(), playerIds, ...filter };
     const key = deduplicationKey(merchantId, 'bulkCancelByQuery', { playerIds, ...filter });
-    return enqueueAndAnswer(c, 'bulkCancelByQuery', payload, key) as never;
+    const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
+    // The route's 200 is either empty (queued) or the dry run's JSON; OpenAPI gives one status one shape,
+    // so the queued answer is typed by hand here.
+    return (await enqueueAndAnswer(c, 'bulkCancelByQuery', payload, key, request)) as never;
   });
 }

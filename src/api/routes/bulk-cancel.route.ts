@@ -1,18 +1,33 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
+import { previewCancelByIdentifiers } from '../../shared/repositories/cancellation-preview.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
+import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { assertListSize, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
+import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const BulkCancelRequestSchema = z
   .object({
     ...signedFields,
     ids: z.array(uuidSchema()).nullish().openapi({ description: 'Reward ids' }),
     externalIds: z.array(identifier).nullish().openapi({ description: 'Merchant-defined reward ids' }),
+    dryRun: dryRunField,
   })
   .openapi('BulkCancelRequest');
+
+const count = (description: string) => z.number().int().nonnegative().openapi({ description });
+
+const BulkCancelDryRunSchema = z
+  .object({
+    requested: count('Distinct identifiers of the request'),
+    cancellable: count('ACTIVE rewards matched: what the job would cancel now'),
+    alreadyCancelled: count('Rewards matched that are CANCELLED already'),
+    notCancellable: count('Rewards matched that are USED or EXPIRED'),
+    notFound: count('Identifiers that match no reward of the merchant'),
+  })
+  .openapi('BulkCancelDryRun');
 
 export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): void {
   const route = createRoute({
@@ -22,10 +37,19 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     summary: 'Cancel many rewards by ids and/or externalIds',
     description:
       'Rewards matching either list are cancelled. Together the lists hold 1 to 10,000 entries ' +
-      '(BULK_MAX_ITEMS); duplicates collapse. One malformed entry rejects the whole request.',
+      '(BULK_MAX_ITEMS); duplicates collapse. One malformed entry rejects the whole request. ' +
+      'With `dryRun: true`, nothing is queued and the answer counts what the request would do now.',
     middleware: auth,
-    request: { body: jsonBody(BulkCancelRequestSchema) },
-    responses: { 200: acceptedResponse, ...merchantErrorResponses },
+    request: { body: jsonBody(BulkCancelRequestSchema), headers: IdempotencyHeadersSchema },
+    responses: {
+      200: {
+        ...acceptedResponse,
+        description: `${acceptedResponse.description} A dry run answers the counts instead, as JSON.`,
+        content: { 'application/json': { schema: BulkCancelDryRunSchema } },
+      },
+      ...idempotencyErrorResponses,
+      ...merchantErrorResponses,
+    },
   });
 
   app.openapi(route, async (c) => {
@@ -37,6 +61,14 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     // Ids are compared lower-case in Postgres' uuid type; collapse spelling variants here too.
     const uniqueIds = [...new Set(ids.map((id) => id.toLowerCase()))];
     const uniqueExternalIds = [...new Set(externalIds)];
+    if (body.dryRun === true) {
+      const preview = await previewCancelByIdentifiers(c.var.deps.db, {
+        merchantId,
+        ids: uniqueIds,
+        externalIds: uniqueExternalIds,
+      });
+      return c.json({ requested: uniqueIds.length + uniqueExternalIds.length, ...preview }, 200);
+    }
     const payload = {
       merchantId,
       requestId: c.var.requestId,
@@ -45,6 +77,9 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
       externalIds: uniqueExternalIds,
     };
     const key = deduplicationKey(merchantId, 'bulkCancel', { ids: uniqueIds, externalIds: uniqueExternalIds });
-    return enqueueAndAnswer(c, 'bulkCancel', payload, key) as never;
+    const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
+    // The route's 200 is either empty (queued) or the dry run's JSON; OpenAPI gives one status one shape,
+    // so the queued answer is typed by hand here.
+    return (await enqueueAndAnswer(c, 'bulkCancel', payload, key, request)) as never;
   });
 }

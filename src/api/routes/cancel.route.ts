@@ -2,9 +2,10 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
+import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { acceptedResponse, enqueueAndAnswer } from './enqueue-cancellation.js';
+import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const CancelRequestSchema = z
   .object({
@@ -28,15 +29,17 @@ export function registerCancel(app: App, auth: MerchantRouteMiddleware): void {
       'Queues the cancellation and answers once the job is stored. Only ACTIVE rewards change ' +
       '(to CANCELLED); the outcome is in the job status.',
     middleware: auth,
-    request: { body: jsonBody(CancelRequestSchema) },
-    responses: { 200: acceptedResponse, ...merchantErrorResponses },
+    request: { body: jsonBody(CancelRequestSchema), headers: IdempotencyHeadersSchema },
+    responses: { 200: acceptedResponse, ...idempotencyErrorResponses, ...merchantErrorResponses },
   });
 
   app.openapi(route, async (c) => {
-    const { id, externalId } = c.req.valid('json');
+    const body = c.req.valid('json');
+    const { id, externalId } = body;
     const merchantId = c.var.merchant.id;
     const target = id != null ? { id } : { externalId: externalId as string };
     const payload = { merchantId, requestId: c.var.requestId, acceptedAt: Date.now(), ...target };
-    return enqueueAndAnswer(c, 'cancel', payload, deduplicationKey(merchantId, 'cancel', target)) as never;
+    const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
+    return enqueueAndAnswer(c, 'cancel', payload, deduplicationKey(merchantId, 'cancel', target), request);
   });
 }

@@ -2,6 +2,10 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'k
 import * as initial from './migrations/2026-11-20T0000-initial.js';
 import * as rewardsCancelLayout from './migrations/2026-11-21T0000-rewards-cancel-layout.js';
 import * as merchantQuotas from './migrations/2026-11-22T0000-merchant-quotas.js';
+import * as jobStates from './migrations/2026-11-22T0100-job-states.js';
+import * as signatureVersion from './migrations/2026-11-22T0200-signature-version.js';
+import * as webhooks from './migrations/2026-11-22T0300-webhooks.js';
+import * as jobRewards from './migrations/2026-11-22T0400-job-rewards.js';
 
 /**
  * Migrations are listed here rather than read from a folder, so that the built code and the
@@ -11,6 +15,10 @@ const migrations: Record<string, Migration> = {
   '2026-11-20T0000-initial': initial,
   '2026-11-21T0000-rewards-cancel-layout': rewardsCancelLayout,
   '2026-11-22T0000-merchant-quotas': merchantQuotas,
+  '2026-11-22T0100-job-states': jobStates,
+  '2026-11-22T0200-signature-version': signatureVersion,
+  '2026-11-22T0300-webhooks': webhooks,
+  '2026-11-22T0400-job-rewards': jobRewards,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -12,6 +12,9 @@ type Numeric = ColumnType<string, string | number, string | number>;
 export const merchantStatuses = ['ACTIVE', 'DISABLED'] as const;
 export type MerchantStatus = (typeof merchantStatuses)[number];
 
+/** 1: the interface's signature alone; 2: also the body-bound `X-Signature` header. */
+export type SignatureVersion = 1 | 2;
+
 export const rewardStatuses = ['ACTIVE', 'USED', 'EXPIRED', 'CANCELLED'] as const;
 export type RewardStatus = (typeof rewardStatuses)[number];
 
@@ -21,7 +24,7 @@ export type ConfigurationStatus = (typeof configurationStatuses)[number];
 export const rewardTypes = ['FREE_BET'] as const;
 export type RewardType = (typeof rewardTypes)[number];
 
-export type JobState = 'queued' | 'running' | 'completed' | 'failed';
+export type JobState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelling' | 'cancelled';
 
 interface MerchantsTable {
   id: Generated<string>;
@@ -36,6 +39,7 @@ interface MerchantsTable {
   rate_limit_per_second: number | null;
   /** Bulk jobs of this merchant queued or running at once; null: MAX_QUEUED_JOBS. */
   max_queued_jobs: number | null;
+  signature_version: Generated<SignatureVersion>;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
 }
@@ -158,6 +162,47 @@ interface CancellationJobsTable {
   updated_at: Generated<Date>;
 }
 
+interface MerchantWebhooksTable {
+  merchant_id: string;
+  url: string;
+  /** Event types sent: job.completed, job.failed, job.cancelled. */
+  events: string[];
+  /** `whsec_` + base64: the signing secret, shown to the admin only when set. */
+  secret: string;
+  created_at: CreatedAt;
+  updated_at: Generated<Date>;
+}
+
+export const webhookDeliveryStates = ['pending', 'delivered', 'failed'] as const;
+export type WebhookDeliveryState = (typeof webhookDeliveryStates)[number];
+
+interface WebhookDeliveriesTable {
+  /** The event id; `msg_<id>` is the webhook-id header of every attempt. */
+  id: string;
+  merchant_id: string;
+  type: string;
+  job_id: string;
+  /** The exact body sent (json keeps its text as written); read back as text. */
+  payload: ColumnType<unknown, string, never>;
+  state: Generated<WebhookDeliveryState>;
+  attempts: Generated<number>;
+  /** HTTP status of the last attempt; null when it got no answer. */
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: Timestamp | null;
+  delivered_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+/** Which rewards a job cancelled, by first byte of the id (`bucket`): written by the cancel statement itself. */
+interface JobRewardsTable {
+  job_id: string;
+  bucket: number;
+  first_id: string;
+  /** Sorted. */
+  reward_ids: string[];
+}
+
 export interface Database {
   merchants: MerchantsTable;
   reward_configurations: RewardConfigurationsTable;
@@ -169,6 +214,9 @@ export interface Database {
   sessions: SessionsTable;
   bet_slip_items: BetSlipItemsTable;
   cancellation_jobs: CancellationJobsTable;
+  merchant_webhooks: MerchantWebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  job_rewards: JobRewardsTable;
 }
 
 export type Merchant = Selectable<MerchantsTable>;

@@ -125,7 +125,7 @@ export const jobNames = Object.keys(jobCatalogue) as JobName[];
 export type JobPayload<N extends JobName> = z.infer<(typeof jobCatalogue)[N]['schema']>;
 export type MerchantJobName = Exclude<JobName, 'bulkCancelPart'>;
 
-/** Counts kept with every job (DESIGN §5). */
+/** Counts kept with every job (docs/design.md, "Cancellation semantics"). */
 export interface CancelResult {
   requested: number;
   cancelled: number;

@@ -93,6 +93,17 @@ export class CancellationProducer {
     return { jobId: storedId, shared: storedId !== jobId };
   }
 
+  /**
+   * Takes a job that no worker has started out of its queue (an abort): true when it was removed,
+   * false when a worker holds it already (it will see the abort before its next batch).
+   */
+  async withdraw(name: MerchantJobName, merchantId: string, jobId: string): Promise<boolean> {
+    const queueName = jobCatalogue[name].queue;
+    const removed = (await this.queues[queueName].remove(jobId)) === 1;
+    if (removed && queueName === queueNames.bulk) await this.turns.finished(merchantId, jobId);
+    return removed;
+  }
+
   async close(): Promise<void> {
     if (this.created) await closeCancellationQueues(this.created);
   }

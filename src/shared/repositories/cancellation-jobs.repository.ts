@@ -21,7 +21,7 @@ export interface JobRecord {
 }
 
 /**
- * The durable audit trail of cancellation jobs (DESIGN §5). Writes are upserts keyed by job id, so
+ * The durable audit trail of cancellation jobs (docs/design.md §5). Writes are upserts keyed by job id, so
  * a job that runs twice (at-least-once delivery) updates its row rather than adding one.
  * Many records are written in one statement: coalesced single cancels finish hundreds at a time.
  */
@@ -43,7 +43,9 @@ export async function recordJobsStarted(db: Executor, jobs: readonly JobRecord[]
     )
     .onConflict((oc) =>
       oc.column('id').doUpdateSet((eb) => ({
-        // A retry of a failed attempt runs again; a finished job stays finished.
+        // A retry of a failed attempt runs again; a finished job stays finished. (An abort recorded as
+        // `cancelled` by the API while a worker was already taking the job becomes running again: that
+        // worker sees the abort and records the job as cancelled when it stops.)
         state: sql<JobState>`CASE WHEN cancellation_jobs.state = 'completed' THEN cancellation_jobs.state ELSE 'running' END`,
         attempts: sql<number>`cancellation_jobs.attempts + 1`,
         error: sql<null>`CASE WHEN cancellation_jobs.state = 'completed' THEN cancellation_jobs.error ELSE NULL END`,
@@ -55,7 +57,7 @@ export async function recordJobsStarted(db: Executor, jobs: readonly JobRecord[]
 }
 
 export interface JobOutcome extends JobRecord {
-  state: 'completed' | 'failed';
+  state: 'completed' | 'failed' | 'cancelled';
   counts: JobCounts;
   error?: string | null;
   startedAt: Date;

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, Merchant, MerchantStatus } from '../db/schema.js';
+import type { Database, Merchant, MerchantStatus, SignatureVersion } from '../db/schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -26,6 +26,7 @@ export async function updateMerchant(
     allowedIps?: string[] | null;
     maxQueuedJobs?: number | null;
     rateLimitPerSecond?: number | null;
+    signatureVersion?: SignatureVersion;
   },
 ): Promise<Merchant | undefined> {
   return db
@@ -35,6 +36,7 @@ export async function updateMerchant(
       ...(changes.allowedIps !== undefined && { allowed_ips: changes.allowedIps }),
       ...(changes.maxQueuedJobs !== undefined && { max_queued_jobs: changes.maxQueuedJobs }),
       ...(changes.rateLimitPerSecond !== undefined && { rate_limit_per_second: changes.rateLimitPerSecond }),
+      ...(changes.signatureVersion !== undefined && { signature_version: changes.signatureVersion }),
       updated_at: eb.fn('now'),
     }))
     .where('id', '=', merchantId)

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { listCancelledRewards } from './job-rewards.repository.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -9,6 +10,10 @@ type Executor = Kysely<Database> | Transaction<Database>;
  *
  * A reward counts as `cancelled` for a job when this job moved it to CANCELLED, including in an
  * earlier attempt of the same job (its id is on the reward): a retried job reports the same counts.
+ *
+ * Each cancel statement also lists the rewards it changed in `job_rewards` (from the UPDATE's
+ * RETURNING, so in the same commit; see job-rewards.repository.ts): what a job cancelled is paged from
+ * there, because an index on `rewards.cancellation_job_id` would stop cancels from being HOT updates.
  */
 
 export type RewardOutcome = 'cancelled' | 'alreadyCancelled' | 'notCancellable' | 'notFound';
@@ -53,7 +58,8 @@ export async function cancelSingleRewards(
       FROM matched m
       WHERE r.id = m.id AND r.status = 'ACTIVE'
       RETURNING r.id, r.cancellation_job_id
-    )
+    ),
+    ${listCancelledRewards}
     SELECT i.ordinal::int AS ordinal,
       CASE
         WHEN m.id IS NULL THEN 'notFound'
@@ -106,8 +112,9 @@ export async function cancelRewardsByIdentifiers(
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
       WHERE r.id = ANY(ARRAY(SELECT id FROM matched)) AND r.status = 'ACTIVE'
-      RETURNING r.id
-    )
+      RETURNING r.id, r.cancellation_job_id
+    ),
+    ${listCancelledRewards}
     SELECT
       (SELECT count(*) FROM updated)::int
         + (SELECT count(*) FROM matched WHERE status = 'CANCELLED' AND cancellation_job_id = ${jobId})::int AS cancelled,
@@ -179,7 +186,7 @@ export interface QueryBatchResult {
  * The rows are picked through the player index and updated by their physical address (`ctid`, a TID
  * scan) in the same statement, so each row costs one index descent instead of two (a primary-key
  * probe per id was ~15 % slower on 1,000,000 rewards). The `ARRAY(SELECT …)` form matters: a join on
- * the CTE turns into a sequential scan from a few thousand rows on (PERFORMANCE.md). Addresses are
+ * the CTE turns into a sequential scan from a few thousand rows on (measured; see bench/). Addresses are
  * stable within the statement; a row another job cancels meanwhile gets a new address and is skipped,
  * which is right, as it is no longer ACTIVE.
  */
@@ -202,8 +209,9 @@ export async function cancelRewardsOfPlayers(
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
       WHERE r.ctid = ANY(ARRAY(SELECT address FROM picked)) AND r.status = 'ACTIVE'
-      RETURNING 1
-    )
+      RETURNING r.id, r.cancellation_job_id
+    ),
+    ${listCancelledRewards}
     SELECT (SELECT count(*) FROM picked)::int AS picked, (SELECT count(*) FROM updated)::int AS cancelled
   `.execute(db);
   return result.rows[0] ?? { picked: 0, cancelled: 0 };
@@ -227,13 +235,14 @@ export async function countCancelledByJob(
   return result.rows[0]?.count ?? 0;
 }
 
-function configurationCondition(merchantId: string, filter: QueryFilter) {
+/** The configuration filter of a bulkCancelByQuery, as conditions on `rewards r`. */
+export function configurationCondition(merchantId: string, filter: QueryFilter) {
   const conditions = [];
   if (filter.rewardConfigurationId !== undefined) {
     conditions.push(sql`AND r.reward_configuration_id = ${filter.rewardConfigurationId}::uuid`);
   }
   if (filter.externalRewardConfigurationId !== undefined) {
-    // Both ids given: the configuration must match both (DESIGN §5).
+    // Both ids given: the configuration must match both (docs/design.md §4).
     conditions.push(sql`AND r.reward_configuration_id IN (
       SELECT rc.id FROM reward_configurations rc
       WHERE rc.merchant_id = ${merchantId} AND rc.external_id = ${filter.externalRewardConfigurationId}

@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { queueNames } from '../../src/shared/queue/job-catalogue.js';
+import type { Checks } from '../lib/checks.js';
+import { waitForJobs } from '../lib/job-waiter.js';
+import { loadAverage1m } from '../lib/machine.js';
+import { type MerchantClient, signedBody } from '../lib/merchant-client.js';
+import { round } from '../lib/percentiles.js';
+import { pollUntil } from '../lib/progress.js';
+import { RedisMemorySampler, redisMemoryMiB, settledRedisMemoryMiB } from '../lib/redis-memory-sampler.js';
+
+export const BULK_CANCEL_PATH = '/api/v1/integration/rewards/bulkCancel';
+
+/** A finished job keeps only who asked and its counts; anything larger still holds identifiers. */
+const FORGOTTEN_DATA_MAX_BYTES = 4_096;
+const IDENTIFIERS_DROPPED_TIMEOUT_MS = 30_000;
+
+export interface RedisMemoryOptions {
+  requests: number;
+  idsPerRequest: number;
+  idLength: number;
+  concurrency: number;
+  queuePrefix: string;
+  pollIntervalMs: number;
+  timeoutMs: number;
+  /** Progress line every this many requests sent. */
+  reportEvery: number;
+  onProgress: (message: string) => void;
+}
+
+export interface RedisMemoryRun {
+  requests: number;
+  idsPerRequest: number;
+  idLength: number;
+  /** Bytes of one request body (all are the same size). */
+  bodyBytes: number;
+  /** `used_memory` with the API and worker connected and idle, before the first request (MiB). */
+  beforeMiB: number;
+  /** Highest `used_memory` sampled (every 100 ms) from the first request until every job had completed. */
+  peakMiB: number;
+  peakSamples: number;
+  /** Redis's own `used_memory_peak` since it started: the peak between two samples, too. */
+  serverPeakMiB: number;
+  /** `used_memory` once every job has completed and its identifiers were dropped. */
+  afterMiB: number;
+  deltaMiB: number;
+  /** First request sent → last request answered. */
+  sendMs: number;
+  /** Requests sent again after a 503 or 429 (the API's deadline for storing a job passed on a busy machine). */
+  retries: number;
+  /** First request sent → every job seen completed. */
+  completedMs: number;
+  /** Every job completed → every job's data back to its small remainder (identifiers dropped). */
+  identifiersDroppedMs: number | null;
+  valid: boolean;
+  loadAverage1m: number;
+}
+
+/** `count` random identifiers of `length` URL-safe characters: none exists, so each is "not found". */
+function randomIdentifiers(count: number, length: number): string[] {
+  const text = randomBytes(Math.ceil((count * length * 3) / 4)).toString('base64url');
+  return Array.from({ length: count }, (_, index) => text.slice(index * length, (index + 1) * length));
+}
+
+/**
+ * `requests` signed bulkCancel requests of random, never-found external ids through the running API
+ * and worker, `concurrency` in flight; Redis `used_memory` before, sampled throughout, and after every
+ * job has completed (and dropped its identifiers, which the worker does just after completing it).
+ * `redis` is a connection to the Redis the services use, which nothing else may use during the run.
+ */
+export async function measureRedisMemory(
+  client: MerchantClient,
+  redis: Redis,
+  options: RedisMemoryOptions,
+  checks: Checks,
+): Promise<RedisMemoryRun> {
+  const { requests, idsPerRequest, idLength, concurrency } = options;
+  const label = 'Redis memory';
+  const bodyBytes = Buffer.byteLength(
+    JSON.stringify(signedBody(client.merchant, { externalIds: randomIdentifiers(idsPerRequest, idLength) })),
+  );
+  const beforeMiB = await settledRedisMemoryMiB(redis);
+  options.onProgress(`Redis used_memory before: ${beforeMiB} MiB; sending ${requests} requests of ${bodyBytes} bytes`);
+
+  const sampler = new RedisMemorySampler(redis).start();
+  const jobIds: string[] = new Array(requests);
+  let retries = 0;
+  const started = performance.now();
+  let sendMs: number;
+  let completedMs: number;
+  let sampled: Awaited<ReturnType<RedisMemorySampler['stop']>>;
+  let finished: Awaited<ReturnType<typeof waitForJobs>>;
+  try {
+    let next = 0;
+    let sent = 0;
+    const sender = async () => {
+      for (let index = next++; index < requests; index = next++) {
+        const accepted = await client.enqueueRetrying(BULK_CANCEL_PATH, {
+          externalIds: randomIdentifiers(idsPerRequest, idLength),
+        });
+        jobIds[index] = accepted.jobId;
+        retries += accepted.retries;
+        sent += 1;
+        if (sent % options.reportEvery === 0) options.onProgress(`${label}: ${sent} of ${requests} requests accepted`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, requests) }, sender));
+    sendMs = performance.now() - started;
+    finished = await waitForJobs(client, jobIds, {
+      pollIntervalMs: options.pollIntervalMs,
+      timeoutMs: options.timeoutMs,
+      label,
+    });
+    completedMs = performance.now() - started;
+  } finally {
+    sampled = await sampler.stop();
+  }
+
+  let exact = 0;
+  let firstWrong: string | null = null;
+  for (const jobId of jobIds) {
+    const status = finished.get(jobId)?.status;
+    const result = status?.result;
+    const ok =
+      status?.state === 'completed' &&
+      result?.requested === idsPerRequest &&
+      result.notFound === idsPerRequest &&
+      result.cancelled === 0;
+    if (ok) exact += 1;
+    else firstWrong ??= `${jobId}: ${status?.state} ${JSON.stringify(result ?? null)} ${status?.error ?? ''}`;
+  }
+  let valid = checks.expect(
+    `${label}: jobs completed with requested ${idsPerRequest} and notFound ${idsPerRequest}`,
+    exact === requests,
+    `${exact} of ${requests}${firstWrong ? `; first other: ${firstWrong}` : ''}`,
+  );
+
+  // The worker drops a job's identifiers just after completing it; "after" is once that has happened.
+  const droppedStarted = performance.now();
+  let identifiersDroppedMs: number | null = null;
+  const queue = new Queue(queueNames.bulk, { connection: redis, prefix: options.queuePrefix });
+  try {
+    await pollUntil(
+      async () => {
+        for (const jobId of jobIds) {
+          const job = await queue.getJob(jobId);
+          if (job && JSON.stringify(job.data).length > FORGOTTEN_DATA_MAX_BYTES) return undefined;
+        }
+        return true;
+      },
+      {
+        intervalMs: 200,
+        timeoutMs: IDENTIFIERS_DROPPED_TIMEOUT_MS,
+        what: 'every finished job to drop its identifiers',
+      },
+    );
+    identifiersDroppedMs = round(performance.now() - droppedStarted, 0);
+  } catch (error) {
+    valid = checks.expect(`${label}: identifiers dropped from every finished job`, false, (error as Error).message);
+  } finally {
+    await queue.close();
+  }
+  const afterMiB = await settledRedisMemoryMiB(redis);
+  const serverPeakMiB = round(await redisMemoryMiB(redis, 'used_memory_peak'), 2);
+  return {
+    requests,
+    idsPerRequest,
+    idLength,
+    bodyBytes,
+    beforeMiB,
+    peakMiB: sampled.peakMiB,
+    peakSamples: sampled.samples,
+    serverPeakMiB,
+    afterMiB,
+    deltaMiB: round(afterMiB - beforeMiB, 2),
+    sendMs: round(sendMs, 0),
+    retries,
+    completedMs: round(completedMs, 0),
+    identifiersDroppedMs,
+    valid,
+    loadAverage1m: loadAverage1m(),
+  };
+}

@@ -1,0 +1,30 @@
+import { createRoute } from '@hono/zod-openapi';
+import { deleteWebhook } from '../../shared/repositories/webhooks.repository.js';
+import type { App } from '../context.js';
+import { adminErrorResponses } from '../schemas.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
+
+export function registerDeleteWebhook(app: App): void {
+  const route = createRoute({
+    method: 'delete',
+    path: '/admin/v1/merchants/{merchantId}/webhook',
+    ...adminRouteMeta,
+    summary: "Remove a merchant's webhook",
+    description:
+      'No more events are sent; deliveries still waiting for a retry are given up at their next attempt. ' +
+      'Idempotent: 204 also when the merchant had no webhook. The delivery history stays listed.',
+    request: { params: MerchantIdParamsSchema },
+    responses: {
+      204: { description: 'The merchant has no webhook now' },
+      ...adminErrorResponses,
+    },
+  });
+
+  app.openapi(route, async (c) => {
+    const merchantId = c.req.valid('param').merchantId.toLowerCase();
+    await requireMerchant(c.var.deps.db, merchantId);
+    const removed = await deleteWebhook(c.var.deps.db, merchantId);
+    c.var.logger.info({ merchantId, removed }, 'webhook removed');
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,82 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { AppError } from '../../shared/errors.js';
+import { webhookEventTypes } from '../../shared/queue/webhook-catalogue.js';
+import { upsertWebhook } from '../../shared/repositories/webhooks.repository.js';
+import { checkWebhookUrl } from '../../shared/webhook-address-guard.js';
+import { generateWebhookSecret } from '../../shared/webhook-signature.js';
+import type { App } from '../context.js';
+import { adminErrorResponses, jsonBody } from '../schemas.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
+
+const eventsSchema = z
+  .array(z.enum(webhookEventTypes))
+  .min(1, 'give at least one event type, or leave events out for all of them')
+  .max(webhookEventTypes.length)
+  .refine((events) => new Set(events).size === events.length, 'each event type at most once');
+
+const PutWebhookRequestSchema = z
+  .strictObject({
+    url: z
+      .string()
+      .min(1)
+      .max(2_048)
+      .openapi({
+        description:
+          'http or https. Loopback, private, link-local and other internal addresses are refused, when the URL is ' +
+          'set and again, after resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)',
+        example: 'https://merchant.example/webhooks/rewards',
+      }),
+    events: eventsSchema.optional().openapi({
+      description: 'Event types sent; default: all of them',
+      example: ['job.completed', 'job.failed', 'job.cancelled'],
+    }),
+  })
+  .openapi('AdminPutWebhookRequest');
+
+const WebhookSchema = z
+  .object({
+    url: z.string().openapi({ description: 'The URL in normal form' }),
+    events: z.array(z.enum(webhookEventTypes)),
+    secret: z.string().openapi({
+      description:
+        'The signing secret: `whsec_` + base64 of 32 random bytes. Shown only in this answer; every PUT makes a new one',
+      example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/xSAaMzSA1c=',
+    }),
+  })
+  .openapi('AdminWebhook');
+
+export function registerPutWebhook(app: App): void {
+  const route = createRoute({
+    method: 'put',
+    path: '/admin/v1/merchants/{merchantId}/webhook',
+    ...adminRouteMeta,
+    summary: "Set a merchant's completion webhook (Standard Webhooks), with a new signing secret",
+    description:
+      'Replaces the webhook the merchant had, if any: URL, events and secret. The old secret stops signing at ' +
+      'once, deliveries still being retried included; give the new one to the merchant.',
+    request: { params: MerchantIdParamsSchema, body: jsonBody(PutWebhookRequestSchema) },
+    responses: {
+      200: {
+        description: 'The webhook and its new secret',
+        content: { 'application/json': { schema: WebhookSchema } },
+      },
+      ...adminErrorResponses,
+    },
+  });
+
+  app.openapi(route, async (c) => {
+    const merchantId = c.req.valid('param').merchantId.toLowerCase();
+    const body = c.req.valid('json');
+    const checked = checkWebhookUrl(body.url, c.var.deps.config.WEBHOOK_ALLOW_PRIVATE);
+    if (!checked.ok) throw new AppError('INVALID_REQUEST', `url: ${checked.reason}`);
+    await requireMerchant(c.var.deps.db, merchantId);
+    const webhook = {
+      url: checked.url,
+      events: body.events ?? [...webhookEventTypes],
+      secret: generateWebhookSecret(),
+    };
+    await upsertWebhook(c.var.deps.db, merchantId, webhook);
+    c.var.logger.info({ merchantId, host: new URL(webhook.url).host, events: webhook.events }, 'webhook set');
+    return c.json(webhook, 200);
+  });
+}

@@ -1,0 +1,166 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { z } from '@hono/zod-openapi';
+import { AppError } from '../shared/errors.js';
+import type { RedisConnection } from '../shared/queue/redis.js';
+
+/**
+ * Idempotency keys of the cancel routes: a merchant that sends `Idempotency-Key` may repeat the
+ * request (a timeout, a lost answer) and get the first request's job id back instead of a second job.
+ *
+ * One Redis string per merchant and key, under the queue prefix (its hash tag keeps it in the queues'
+ * Redis Cluster slot), so every API replica sees the same record:
+ * - taken: `{"f": fingerprint, "t": token}` while the first request stores its job, kept only
+ *   PENDING_TTL_MS, so a process that dies between the two steps blocks the key for seconds, not a day;
+ * - done: `{"f": fingerprint, "j": jobId}`, kept 24 h from the first request's answer.
+ * Taking the key is one script (read, or create when absent), so two replicas racing with the same key
+ * cannot both queue a job.
+ */
+
+/** How long a finished record answers replays. */
+const RECORD_TTL_MS = 24 * 60 * 60 * 1_000;
+/**
+ * How long a record lives while its request stores the job: well above the producer's deadline
+ * (ENQUEUE_TIMEOUT_MS, 1.5 s by default), so a slow store is not mistaken for an abandoned one.
+ */
+const PENDING_TTL_MS = 30_000;
+
+/** 1 to 255 visible ASCII characters (no space, no control characters). */
+export const IdempotencyHeadersSchema = z.object({
+  'idempotency-key': z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
+    .optional()
+    .openapi({
+      description:
+        'Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first ' +
+        "request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other " +
+        'fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). ' +
+        'Keys are per merchant. Ignored by a dry run.',
+      example: 'order-4711-cancel',
+    }),
+});
+
+/** Creates the record when absent; answers the record that was there otherwise. */
+const TAKE_SCRIPT = `
+local existing = redis.call('GET', KEYS[1])
+if existing then return existing end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false
+`;
+
+/** Deletes the record only while it is still this request's own unfinished one. */
+const RELEASE_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+interface StoredRecord {
+  /** Fingerprint of the request fields. */
+  f: string;
+  /** Token of the request storing its job, while it does. */
+  t?: string;
+  /** The job id answered, once stored. */
+  j?: string;
+}
+
+export interface IdempotencyStore {
+  redis: RedisConnection;
+  prefix: string;
+  /** How long a Redis step may take before the request answers 503. */
+  timeoutMs: number;
+}
+
+/** What claiming a key decided: a replay of a stored job, or this request goes ahead. */
+export type IdempotencyClaim =
+  | { replayedJobId: string }
+  | {
+      replayedJobId?: undefined;
+      /** Records the job id answered for this key. */
+      complete(jobId: string): Promise<void>;
+      /** Frees the key after the job could not be stored, so a retry can proceed. */
+      release(): Promise<void>;
+    };
+
+/**
+ * The request fields a key is bound to: everything validated but the signing fields (`timestamp` and
+ * `hash` change on every retry; `merchantId` is the key's scope already), as a SHA-256 of JSON with
+ * sorted keys, with absent and null fields alike. The operation is part of it: the same key on another
+ * cancel route is other fields.
+ */
+export function requestFingerprint(operation: string, body: Record<string, unknown>): string {
+  const { timestamp: _timestamp, hash: _hash, merchantId: _merchantId, ...fields } = body;
+  return createHash('sha256').update(stableJson({ operation, fields })).digest('base64url');
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => stableJson(item ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined && item !== null)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function recordKey(prefix: string, merchantId: string, idempotencyKey: string): string {
+  // Hashed: every record key has the same short length whatever the merchant chose.
+  const digest = createHash('sha256').update(idempotencyKey).digest('base64url');
+  return `${prefix}:idempotency:${merchantId.toLowerCase()}:${digest}`;
+}
+
+/**
+ * Takes the key for this request, or says why not: a replay (the stored job id), 422 when the key
+ * was used with other fields, 409 while its first request is still storing the job.
+ */
+export async function claimIdempotencyKey(
+  store: IdempotencyStore,
+  merchantId: string,
+  idempotencyKey: string,
+  fingerprint: string,
+): Promise<IdempotencyClaim> {
+  const key = recordKey(store.prefix, merchantId, idempotencyKey);
+  const mine = JSON.stringify({ f: fingerprint, t: randomUUID() } satisfies StoredRecord);
+  const existing = (await withinDeadline(store, () => store.redis.eval(TAKE_SCRIPT, 1, key, mine, PENDING_TTL_MS))) as
+    | string
+    | null;
+
+  if (existing === null) {
+    return {
+      complete: async (jobId) => {
+        const done = JSON.stringify({ f: fingerprint, j: jobId } satisfies StoredRecord);
+        await withinDeadline(store, () => store.redis.set(key, done, 'PX', RECORD_TTL_MS));
+      },
+      release: async () => {
+        await withinDeadline(store, () => store.redis.eval(RELEASE_SCRIPT, 1, key, mine));
+      },
+    };
+  }
+  const record = JSON.parse(existing) as StoredRecord;
+  if (record.f !== fingerprint) throw new AppError('IDEMPOTENCY_CONFLICT');
+  if (record.j === undefined) {
+    throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed', {
+      retryAfterSeconds: 1,
+    });
+  }
+  return { replayedJobId: record.j };
+}
+
+async function withinDeadline<T>(store: IdempotencyStore, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${store.timeoutMs} ms`)), store.timeoutMs);
+  });
+  try {
+    return await Promise.race([work(), deadline]);
+  } catch (error) {
+    throw new AppError('SERVICE_UNAVAILABLE', undefined, {
+      retryAfterSeconds: 1,
+      logDetail: 'redis (idempotency key)',
+      cause: error,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,79 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { AppError } from '../../shared/errors.js';
+import { findJobStatus, isFinished, publicJobStatus } from '../../shared/job-status.js';
+import { JobStatusSchema } from '../../shared/job-status-schema.js';
+import { requestAbort } from '../../shared/queue/job-abort.js';
+import { recordJobsFinished } from '../../shared/repositories/cancellation-jobs.repository.js';
+import type { App } from '../context.js';
+import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
+import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+
+const AbortJobRequestSchema = z
+  .object({
+    ...signedFields,
+    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a cancel answer' }),
+  })
+  .openapi('AbortJobRequest');
+
+/**
+ * Abort a job. A queued job is taken out of its queue and is `cancelled` at once. A running one is
+ * marked: whichever worker runs it (or any of its parts) stops before its next batch, so it becomes
+ * `cancelling`, then `cancelled` once the batch in flight has committed; rewards cancelled before stay
+ * cancelled and are counted in its result.
+ */
+export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void {
+  const route = createRoute({
+    method: 'post',
+    path: '/api/v1/integration/jobs/cancel',
+    tags: ['Cancellation'],
+    summary: 'Abort a cancellation job',
+    description:
+      'A queued job is cancelled at once; a running one stops after the batch in flight (state cancelling, then ' +
+      'cancelled). What was applied stays applied and is counted in result. Answers the job status.',
+    middleware: auth,
+    request: { body: jsonBody(AbortJobRequestSchema) },
+    responses: {
+      200: { description: 'The job after the abort', content: { 'application/json': { schema: JobStatusSchema } } },
+      404: errorResponse('NOT_FOUND (10): no such job for this merchant'),
+      409: errorResponse('CONFLICT (13): the job has already finished (completed, failed or cancelled)'),
+      ...merchantErrorResponses,
+    },
+  });
+
+  app.openapi(route, async (c) => {
+    const { jobId } = c.req.valid('json');
+    const { redis, config, db, producer } = c.var.deps;
+    const merchantId = c.var.merchant.id;
+    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
+    // Another merchant's job is as unknown as a job that never existed.
+    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
+    if (isFinished(status.state)) throw new AppError('CONFLICT', `Job has already finished: ${status.state}`);
+
+    // The mark first: a worker that takes the job from now on stops before its first batch.
+    await requestAbort(redis, config.QUEUE_PREFIX, jobId);
+    let withdrawn = false;
+    if (status.state === 'queued') {
+      // The audit row before the removal: once the job has left Redis, the row is its only record.
+      const now = new Date();
+      await recordJobsFinished(db, [
+        {
+          id: jobId,
+          merchantId,
+          operation: status.operation,
+          createdAt: new Date(status.createdAt),
+          startedAt: now,
+          finishedAt: now,
+          state: 'cancelled',
+          counts: {},
+        },
+      ]);
+      withdrawn = await producer.withdraw(status.operation, merchantId, jobId);
+    }
+    c.set('jobId', jobId);
+    const after = publicJobStatus((await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId)) ?? status);
+    // A job that never reached a worker is finished here, so its webhook is told here (a running one is
+    // told by the worker that stops it).
+    if (withdrawn) await c.var.deps.webhooks.jobFinished({ merchantId, type: 'job.cancelled', status: after });
+    return c.json(after, 200);
+  });
+}

@@ -1,0 +1,76 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { AppError } from '../../shared/errors.js';
+import { findJobStatus } from '../../shared/job-status.js';
+import { listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
+import type { App } from '../context.js';
+import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
+import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+
+const MAX_PAGE = 10_000;
+const DEFAULT_PAGE = 1_000;
+
+const JobRewardsRequestSchema = z
+  .object({
+    ...signedFields,
+    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a cancel answer' }),
+    after: uuidSchema().nullish().openapi({ description: "The previous page's `next`; absent for the first page" }),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGE)
+      .nullish()
+      .openapi({ description: `Rewards per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})` }),
+  })
+  .openapi('JobRewardsRequest');
+
+const JobRewardsPageSchema = z
+  .object({
+    rewards: z.array(
+      z.object({
+        id: uuidSchema(),
+        externalId: z.string().nullable().openapi({ description: "The merchant's own id of the reward" }),
+        playerId: z.string(),
+      }),
+    ),
+    next: uuidSchema()
+      .nullable()
+      .openapi({ description: 'The `after` of the next page; null when this page is the last' }),
+  })
+  .openapi('JobRewardsPage');
+
+export function registerJobRewards(app: App, auth: MerchantRouteMiddleware): void {
+  const route = createRoute({
+    method: 'post',
+    path: '/api/v1/integration/jobs/rewards',
+    tags: ['Cancellation'],
+    summary: 'The rewards a cancellation job cancelled, page by page',
+    description:
+      'The rewards that carry this job as their canceller, in id order. Pass `next` as `after` for the ' +
+      'following page. A job still running lists what it has cancelled so far.',
+    middleware: auth,
+    request: { body: jsonBody(JobRewardsRequestSchema) },
+    responses: {
+      200: { description: 'One page', content: { 'application/json': { schema: JobRewardsPageSchema } } },
+      404: errorResponse('NOT_FOUND (10): no such job for this merchant'),
+      ...merchantErrorResponses,
+    },
+  });
+
+  app.openapi(route, async (c) => {
+    const { jobId, after, limit } = c.req.valid('json');
+    const { redis, config, db } = c.var.deps;
+    const merchantId = c.var.merchant.id;
+    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
+    // Another merchant's job is as unknown as a job that never existed.
+    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
+    const page = await listJobRewards(db, {
+      jobId: status.jobId,
+      merchantId,
+      after: after?.toLowerCase() ?? undefined,
+      limit: limit ?? DEFAULT_PAGE,
+    });
+    return c.json(page, 200);
+  });
+}

@@ -1,0 +1,75 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+/**
+ * The list of rewards each job cancelled (table `job_rewards`; its migration says why it has this
+ * shape): written by the cancel statements, read page by page.
+ */
+
+/**
+ * The part of a cancel statement that lists what it cancelled: one row per job and bucket (first byte
+ * of the reward id) with the ids sorted. Goes in the statement's WITH list, after a CTE `updated`
+ * that RETURNS `id` and `cancellation_job_id` of the rewards the statement changed. Only changed
+ * rewards are listed, and a reward changes once, so a retried batch lists nothing twice (ON CONFLICT
+ * makes sure of it).
+ */
+export const listCancelledRewards = sql`
+  listed AS (
+    INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
+    SELECT job_id, bucket, ids[1], ids
+    FROM (
+      SELECT job_id, bucket, array_agg(id ORDER BY id) AS ids
+      FROM (SELECT cancellation_job_id AS job_id, id, get_byte(uuid_send(id), 0) AS bucket FROM updated) u
+      GROUP BY job_id, bucket
+    ) sorted
+    ON CONFLICT DO NOTHING
+  )
+`;
+
+interface JobReward {
+  id: string;
+  externalId: string | null;
+  playerId: string;
+}
+
+export interface JobRewardsPage {
+  rewards: JobReward[];
+  /** The `after` of the next page; null when this page is the last. */
+  next: string | null;
+}
+
+/** Below every uuid: the start of the first page. */
+const FIRST_ID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * One page of the rewards a job cancelled, in id order, after the reward id `after` (keyset paging).
+ * Buckets are read in key order from the one of `after` on, and the planner stops once the page is
+ * full (an incremental sort on the presorted bucket): a 1,000-reward page of a 1,000,000-reward job
+ * reads about 4,000 ids, not the million. Each reward is then read by id, scoped to the merchant as
+ * well, so another merchant's reward can never appear. One row more than the page is read to know
+ * whether another page follows.
+ */
+export async function listJobRewards(
+  db: Kysely<Database>,
+  params: { jobId: string; merchantId: string; after: string | undefined; limit: number },
+): Promise<JobRewardsPage> {
+  const { jobId, merchantId, limit } = params;
+  const after = params.after ?? FIRST_ID;
+  const result = await sql<JobReward>`
+    WITH page AS (
+      SELECT id
+      FROM job_rewards b, unnest(b.reward_ids) AS id
+      WHERE b.job_id = ${jobId}::uuid
+        AND b.bucket >= get_byte(uuid_send(${after}::uuid), 0)
+        AND id > ${after}::uuid
+      ORDER BY b.bucket, id
+      LIMIT ${limit + 1}
+    )
+    SELECT r.id, r.external_id AS "externalId", r.player_id AS "playerId"
+    FROM page JOIN rewards r ON r.id = page.id AND r.merchant_id = ${merchantId}
+    ORDER BY r.id
+  `.execute(db);
+  const rewards = result.rows.slice(0, limit);
+  const next = result.rows.length > limit ? (rewards.at(-1)?.id ?? null) : null;
+  return { rewards, next };
+}

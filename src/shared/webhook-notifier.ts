@@ -1,0 +1,123 @@
+import { Queue } from 'bullmq';
+import { BoundedCache } from './bounded-cache.js';
+import type { Config } from './config.js';
+import type { Db } from './db/client.js';
+import type { PublicJobStatus } from './job-status-schema.js';
+import type { Logger } from './logger.js';
+import type { RedisConnection } from './queue/redis.js';
+import {
+  type WebhookDeliveryJob,
+  type WebhookEventType,
+  webhookEventId,
+  webhookJobOptions,
+  webhookQueueName,
+} from './queue/webhook-catalogue.js';
+import { findWebhook } from './repositories/webhooks.repository.js';
+
+/** What the notifier needs: a worker's or an API process's own connections. */
+export interface NotifierDeps {
+  config: Config;
+  db: Db;
+  redis: RedisConnection;
+  logger: Logger;
+}
+
+interface JobFinishedEvent {
+  merchantId: string;
+  type: WebhookEventType;
+  status: PublicJobStatus;
+}
+
+export interface WebhookNotifier {
+  /**
+   * Queues the event for the merchant's webhook when it has one that takes this event type; nothing
+   * otherwise. Never throws: a failure is logged (the job's outcome must not depend on its webhook).
+   */
+  jobFinished(event: JobFinishedEvent): Promise<void>;
+  /** Closes the notifier's queue handle (the Redis connection is the caller's and stays open). */
+  close(): Promise<void>;
+}
+
+/** Which events a merchant's webhook takes; null: the merchant has none. */
+type Subscription = readonly WebhookEventType[] | null;
+
+/** How long jobFinished waits for Redis to take the event before it returns (and logs). */
+const ADD_WAIT_MS = 2_000;
+
+/**
+ * Tells merchants' webhooks that their jobs finished (used by the workers, and by the API when an abort
+ * takes a queued job out of its queue). Most merchants have no webhook and a busy worker
+ * finishes many jobs a second, so what each merchant subscribes to (or that it has no webhook) is
+ * cached for MERCHANT_CACHE_TTL_MS, and concurrent lookups for one merchant share one query.
+ */
+export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
+  const subscriptions = new BoundedCache<Subscription>({
+    ttlMs: deps.config.MERCHANT_CACHE_TTL_MS,
+    maxEntries: 10_000,
+    maxBytes: 4 * 1024 * 1024,
+    sizeOf: (events, key) => key.length + 64 + (events?.length ?? 0) * 32,
+  });
+  const inFlight = new Map<string, Promise<Subscription>>();
+  let queue: Queue | undefined;
+
+  function createQueue(): Queue {
+    const created = new Queue(webhookQueueName, {
+      connection: deps.redis,
+      prefix: deps.config.QUEUE_PREFIX,
+      defaultJobOptions: webhookJobOptions,
+    });
+    // Connection trouble surfaces through failing commands; an unheard 'error' event would end the process.
+    created.on('error', () => {});
+    return created;
+  }
+
+  async function subscription(merchantId: string): Promise<Subscription> {
+    const cached = subscriptions.get(merchantId);
+    if (cached !== undefined) return cached;
+    let pending = inFlight.get(merchantId);
+    if (!pending) {
+      pending = findWebhook(deps.db, merchantId)
+        .then((webhook) => {
+          const events = webhook ? webhook.events : null;
+          subscriptions.set(merchantId, events);
+          return events;
+        })
+        .finally(() => inFlight.delete(merchantId));
+      inFlight.set(merchantId, pending);
+    }
+    return pending;
+  }
+
+  return {
+    async jobFinished({ merchantId, type, status }) {
+      try {
+        const events = await subscription(merchantId);
+        if (!events?.includes(type)) return;
+        const eventId = webhookEventId(merchantId, status.jobId, type);
+        const body = JSON.stringify({ type, timestamp: new Date().toISOString(), data: status });
+        const data: WebhookDeliveryJob = { eventId, merchantId, type, jobId: status.jobId, body };
+        queue ??= createQueue();
+        // The event id is the job id: the same event queued twice while the first is in Redis is one job.
+        const added = queue.add('webhookDelivery', data, { jobId: eventId });
+        // The worker's connection waits for Redis to come back rather than fail; the caller is not held
+        // that long (the event is still queued once Redis answers).
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), ADD_WAIT_MS);
+        });
+        const outcome = await Promise.race([added, late]).finally(() => clearTimeout(timer));
+        if (outcome === 'late') {
+          deps.logger.warn({ merchantId, jobId: status.jobId, type }, 'webhook event not queued yet: Redis is slow');
+          added.catch((error: unknown) =>
+            deps.logger.error({ err: error, merchantId, jobId: status.jobId, type }, 'could not queue webhook event'),
+          );
+        }
+      } catch (error) {
+        deps.logger.error({ err: error, merchantId, jobId: status.jobId, type }, 'could not queue webhook event');
+      }
+    },
+    async close() {
+      await queue?.close();
+    },
+  };
+}

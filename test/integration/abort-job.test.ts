@@ -1,0 +1,183 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
+import { lockRewards } from '../helpers/row-locks.js';
+import { signedBody } from '../helpers/signing.js';
+import { eventually, startTestWorker } from '../helpers/worker.js';
+
+/**
+ * Aborting a job (POST /api/v1/integration/jobs/cancel): a queued job leaves its queue and is
+ * cancelled at once; a running one stops before its next batch, also in every part of a split job;
+ * what was applied stays and is counted; finished jobs are a conflict; other merchants' jobs are unknown.
+ */
+
+const abortPath = '/api/v1/integration/jobs/cancel';
+
+let env: TestEnvironment;
+let api: TestApi;
+let merchant: MerchantFixture;
+let other: MerchantFixture;
+
+beforeAll(async () => {
+  // Batches of 10 rewards, one player (10 rewards) per slice; above 50 players a job is split into parts of 20.
+  env = await createTestEnvironment({ CANCEL_BATCH_SIZE: '10', FANOUT_THRESHOLD: '50', FANOUT_CHUNK_SIZE: '20' });
+  api = await startTestApi(env);
+  [merchant, other] = await Promise.all([createMerchant(env.db), createMerchant(env.db)]);
+});
+afterAll(async () => {
+  await api?.close();
+  await env?.close();
+});
+
+async function rewardsOf(prefix: string, players: number, perPlayer = 10) {
+  const configuration = await createConfiguration(env.db, {
+    merchantId: merchant.id,
+    externalId: `${prefix}-cfg`,
+    startDate: Date.now(),
+  });
+  const playerIds = Array.from({ length: players }, (_, i) => `${prefix}-p${String(i).padStart(3, '0')}`);
+  const rewards = await createRewards(env.db, {
+    merchantId: merchant.id,
+    rewardConfigurationId: configuration.id,
+    rewards: playerIds.flatMap((playerId) => Array.from({ length: perPlayer }, () => ({ playerId }))),
+  });
+  return { playerIds, rewards };
+}
+
+function abort(jobId: string, who: MerchantFixture = merchant) {
+  return api.post(abortPath, signedBody(who, { jobId }));
+}
+
+async function carryingJob(jobId: string): Promise<number> {
+  const result = await sql<{ count: number }>`
+    SELECT count(*)::int AS count FROM rewards WHERE cancellation_job_id = ${jobId}::uuid AND status = 'CANCELLED'
+  `.execute(env.db);
+  return result.rows[0]?.count ?? 0;
+}
+
+async function activeOf(playerIds: string[]): Promise<number> {
+  const result = await sql<{ count: number }>`
+    SELECT count(*)::int AS count FROM rewards
+    WHERE merchant_id = ${merchant.id} AND player_id = ANY(${playerIds}::text[]) AND status = 'ACTIVE'
+  `.execute(env.db);
+  return result.rows[0]?.count ?? 0;
+}
+
+describe('aborting a queued job (no worker runs)', () => {
+  it('takes a bulk job out of its queue: cancelled at once, nothing applied, and a second abort is a conflict', async () => {
+    const { playerIds } = await rewardsOf('queued', 3);
+    const jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds });
+    const response = await abort(jobId);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ jobId, operation: 'bulkCancelByQuery', state: 'cancelled' });
+    expect(await api.deps.producer.queues['bulk-cancel'].getJob(jobId)).toBeUndefined();
+    const status = (await (await fetchJobStatus(api, merchant, jobId)).json()) as { state: string };
+    expect(status.state).toBe('cancelled');
+
+    const again = await abort(jobId);
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ errorCode: 13 });
+    expect(await activeOf(playerIds)).toBe(30);
+  });
+
+  it('takes a waiting single cancel out of its queue too', async () => {
+    const { rewards } = await rewardsOf('single', 1, 1);
+    const jobId = await requestCancellation(api, merchant, 'cancel', { id: rewards[0]?.id });
+    const response = await abort(jobId);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ state: 'cancelled', operation: 'cancel' });
+    expect(await api.deps.producer.queues.cancel.getJob(jobId)).toBeUndefined();
+  });
+
+  it("answers 404 for another merchant's job and for an unknown one, and changes nothing", async () => {
+    const { playerIds } = await rewardsOf('foreign', 1);
+    const jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds });
+    const foreign = await abort(jobId, other);
+    expect(foreign.status).toBe(404);
+    expect(await foreign.json()).toMatchObject({ errorCode: 10 });
+    expect((await abort('00000000-0000-4000-8000-00000000beef')).status).toBe(404);
+    const status = (await (await fetchJobStatus(api, merchant, jobId)).json()) as { state: string };
+    expect(status.state).toBe('queued');
+  });
+
+  it('refuses a request without a jobId with 400', async () => {
+    const response = await api.post(abortPath, signedBody(merchant, {}));
+    expect(response.status).toBe(400);
+  });
+});
+
+describe('aborting a running job', { timeout: 60_000 }, () => {
+  it('stops after the batch in flight; what was applied stays and is counted', async () => {
+    const { playerIds, rewards } = await rewardsOf('running', 10);
+    // The job blocks on the 6th player's rewards (sorted order), after 5 players (50 rewards) are done.
+    const held = await lockRewards(
+      env.databaseUrl,
+      rewards.filter((reward) => reward.playerId === playerIds[5]).map((reward) => reward.id),
+    );
+    const worker = await startTestWorker(env);
+    try {
+      const jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds });
+      await eventually(async () => ((await carryingJob(jobId)) === 50 ? true : undefined), { what: '5 players done' });
+
+      const response = await abort(jobId);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ state: 'cancelling' });
+      await held.release();
+
+      const status = await waitForJob(api, merchant, jobId);
+      expect(status.state).toBe('cancelled');
+      // The batch in flight (the 6th player) committed; nothing after it ran.
+      expect(await carryingJob(jobId)).toBe(60);
+      expect(status.result).toEqual({ players: 10, cancelled: 60 });
+      expect(await activeOf(playerIds.slice(6))).toBe(40);
+      const audit = await env.db.selectFrom('cancellation_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+      expect(audit).toMatchObject({ state: 'cancelled', cancelled: 60 });
+      expect((await abort(jobId)).status).toBe(409);
+    } finally {
+      await held.release();
+      await worker.close();
+    }
+  });
+
+  it('is honoured by every part of a split job', async () => {
+    const { playerIds, rewards } = await rewardsOf('split', 60);
+    // Part 0 (players 0–19) blocks on player 3; parts 1 and 2 wait behind it (one bulk job at a time).
+    const held = await lockRewards(
+      env.databaseUrl,
+      rewards.filter((reward) => reward.playerId === playerIds[3]).map((reward) => reward.id),
+    );
+    const worker = await startTestWorker(env);
+    try {
+      const jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds });
+      await eventually(async () => ((await carryingJob(jobId)) === 30 ? true : undefined), { what: '3 players done' });
+      expect((await abort(jobId)).status).toBe(200);
+      await held.release();
+
+      const status = await waitForJob(api, merchant, jobId);
+      expect(status.state).toBe('cancelled');
+      expect(await carryingJob(jobId)).toBe(40);
+      expect(status.result).toEqual({ players: 60, cancelled: 40 });
+      expect(await activeOf(playerIds.slice(4))).toBe(560);
+    } finally {
+      await held.release();
+      await worker.close();
+    }
+  });
+});
+
+describe('the job status document', () => {
+  it('lists the abort route and the new states', async () => {
+    const document = (await (await api.get('/openapi.json')).json()) as {
+      paths: Record<string, unknown>;
+      components: { schemas: { JobStatus: { properties: { state: { enum: string[] } } } } };
+    };
+    expect(document.paths[abortPath]).toBeDefined();
+    expect(document.components.schemas.JobStatus.properties.state.enum).toEqual(
+      expect.arrayContaining(['cancelling', 'cancelled']),
+    );
+    expect(cancelPaths.jobStatus in document.paths).toBe(true);
+  });
+});

@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  parseSignatureHeader,
+  signatureHeaderValue,
+  signMessage,
+  verifyBodyBound,
+  verifySignature,
+} from '../../src/shared/signature.js';
+
+// docs/interface.md publishes a test vector for integrators; it must be what our code computes.
+const interfaceDoc = readFileSync(fileURLToPath(new URL('../../docs/interface.md', import.meta.url)), 'utf8');
+
+function vectorValue(input: string): string {
+  const match = new RegExp(`^\\| ${input} \\| \`([^\`]+)\` \\|$`, 'm').exec(interfaceDoc);
+  if (!match?.[1]) throw new Error(`docs/interface.md has no test vector row '${input}'`);
+  return match[1];
+}
+
+describe('the signature test vector of docs/interface.md', () => {
+  const merchantId = vectorValue('merchantId');
+  const secretKey = vectorValue('secret key');
+  const timestamp = vectorValue('timestamp');
+  const hash = vectorValue('hash');
+
+  it('is the hash src/shared/signature.ts computes, over the message the table shows', () => {
+    expect(vectorValue('signed message')).toBe(`${merchantId}${timestamp}`);
+    expect(signMessage(merchantId, Number(timestamp), secretKey)).toBe(hash);
+    expect(verifySignature(merchantId, timestamp, hash, secretKey)).toBe(true);
+  });
+
+  it('appears unchanged in the openssl example and in both examples/ scripts', () => {
+    expect(interfaceDoc).toContain(`SHA2-256(stdin)= ${hash}`);
+    for (const file of ['sign.py', 'sign.mjs']) {
+      const source = readFileSync(fileURLToPath(new URL(`../../examples/${file}`, import.meta.url)), 'utf8');
+      expect(source).toContain(hash);
+      expect(source).toContain(timestamp);
+    }
+  });
+});
+
+describe('the version 2 test vector of docs/interface.md', () => {
+  const t = vectorValue('t');
+  const method = vectorValue('method');
+  const pathWithQuery = vectorValue('path with query');
+  const body = vectorValue('raw body');
+  const header = vectorValue('X-Signature');
+
+  it('is the header src/shared/signature.ts computes with the secret of the first table', () => {
+    const secretKey = vectorValue('secret key');
+    expect(signatureHeaderValue(secretKey, Number(t), { method, pathWithQuery, body })).toBe(header);
+    const parsed = parseSignatureHeader(header);
+    expect(parsed && verifyBodyBound(parsed, { method, pathWithQuery, body }, secretKey)).toBe(true);
+    // Its body is the one a merchant would send: signed by the first table's rule, at the same time.
+    expect(JSON.parse(body)).toMatchObject({
+      merchantId: vectorValue('merchantId'),
+      timestamp: Number(t),
+      hash: vectorValue('hash'),
+    });
+  });
+
+  it('appears unchanged in the openssl example and in both examples/ scripts', () => {
+    const digest = header.split('v1=')[1] as string;
+    expect(interfaceDoc).toContain(`printf '%s' '${t}.${method}.${pathWithQuery}.${body}'`);
+    expect(interfaceDoc).toContain(`SHA2-256(stdin)= ${digest}`);
+    for (const file of ['sign.py', 'sign.mjs']) {
+      const source = readFileSync(fileURLToPath(new URL(`../../examples/${file}`, import.meta.url)), 'utf8');
+      expect(source).toContain(header);
+      expect(source).toContain(pathWithQuery);
+    }
+  });
+});
