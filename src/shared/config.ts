@@ -153,13 +153,13 @@ export const configSchema = z
     COALESCE_WINDOW_MS: nonNegativeInt(5),
     /**
      * How long a worker's hold on a job lasts without renewal; a live worker renews it every half of it,
-     * so only an event loop blocked for 5 s would lose it. A worker that dies (kill -9, lost node) gives
+     * so only an event loop blocked for 4 s would lose it. A worker that dies (kill -9, lost node) gives
      * its jobs back once the lock has expired and the next stalled check runs: at most
-     * WORKER_LOCK_DURATION_MS + WORKER_STALLED_INTERVAL_MS (14 s by default) after its last renewal.
+     * WORKER_LOCK_DURATION_MS + WORKER_STALLED_INTERVAL_MS (11 s by default) after its last renewal.
      */
-    WORKER_LOCK_DURATION_MS: positiveInt(10_000),
+    WORKER_LOCK_DURATION_MS: positiveInt(8_000),
     /** How often each worker looks for jobs whose lock expired (a dead worker's jobs). */
-    WORKER_STALLED_INTERVAL_MS: positiveInt(4_000),
+    WORKER_STALLED_INTERVAL_MS: positiveInt(3_000),
     /** Time the process allows itself to drain on SIGTERM before it forces the exit. */
     SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
     METRICS_ENABLED: booleanFromEnv.default(true),
