@@ -49,8 +49,6 @@ export async function fanOut<Result>(
           priority: turns[index],
           parent: { id: job.id as string, queue: job.queueQualifiedName },
           failParentOnFailure: true,
-          // Its result lives on in the parent (BullMQ keeps children's return values there).
-          removeOnComplete: true,
         },
       })),
     );

@@ -154,7 +154,7 @@ describe('bulkCancelByQuery', () => {
     });
     const status = await waitForJob(api, merchant, jobId);
     expect(status.result).toEqual({ players: 13, cancelled: 78 });
-    // The parts are gone from Redis (they leave when done); their results live on in the parent.
+    // The parts finished and their results live on in the parent, which sums them.
     const parent = await worker.deps.queues['bulk-cancel'].getJob(jobId);
     const parts = Object.keys((await parent?.getChildrenValues()) ?? {}).filter((key) =>
       key.includes(`${jobId}.part-`),

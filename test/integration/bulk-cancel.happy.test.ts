@@ -123,7 +123,7 @@ describe('bulkCancel', () => {
       notCancellable: 0,
       notFound: 1,
     });
-    // The parts are gone from Redis (they leave when done); their results live on in the parent.
+    // The parts finished and their results live on in the parent, which sums them.
     const parent = await worker.deps.queues['bulk-cancel'].getJob(jobId);
     expect(
       Object.keys((await parent?.getChildrenValues()) ?? {}).filter((key) => key.includes(`${jobId}.part-`)),
