@@ -1,5 +1,4 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { isDatabaseUnavailable } from '../shared/database-errors.js';
 import { errorResponse } from '../shared/error-response.js';
@@ -9,6 +8,7 @@ import { registerAdminRoutes } from './admin/admin-routes.js';
 import type { ApiDeps, App, AppEnv } from './context.js';
 import { accessLog } from './middleware/access-log.middleware.js';
 import { requireJsonContentType } from './middleware/json-content-type.middleware.js';
+import { readRequestBody } from './middleware/request-body.middleware.js';
 import { requestId } from './middleware/request-id.middleware.js';
 import { registerDocs } from './operations/openapi-routes.js';
 import { registerOperationsRoutes } from './operations/operations-routes.js';
@@ -30,15 +30,7 @@ export function createApp(deps: ApiDeps): App {
   app.use('*', requestId());
   app.use('*', accessLog());
   app.use('*', requireJsonContentType());
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: deps.config.BODY_LIMIT_BYTES,
-      onError: () => {
-        throw new AppError('PAYLOAD_TOO_LARGE');
-      },
-    }),
-  );
+  app.use('*', readRequestBody(deps.config.BODY_LIMIT_BYTES));
 
   registerOperationsRoutes(app);
   registerMerchantRoutes(app, deps.config.TRUST_PROXY);
@@ -51,7 +43,7 @@ export function createApp(deps: ApiDeps): App {
   });
 
   // The one place an error becomes a response. Nothing but the catalogue's fields leaves here.
-  app.onError((error, c) => errorResponse(c, asAppError(error, c.var.logger ?? deps.logger)));
+  app.onError((error, c) => errorResponse(c, asAppError(error, c.get('logger') ?? deps.logger)));
 
   return app;
 }

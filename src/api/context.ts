@@ -27,6 +27,10 @@ export interface ApiDeps {
   rateLimiter: RateLimiter;
 }
 
+/**
+ * What middleware hands on to handlers, read with `c.get(name)`. Not `c.var.name`: hono builds a new
+ * object of every variable each time `c.var` is read, which adds up at thousands of requests a second.
+ */
 export interface AppEnv {
   Variables: {
     deps: ApiDeps;
@@ -34,6 +38,8 @@ export interface AppEnv {
     logger: Logger;
     /** Set by the merchant authentication middleware. */
     merchant: AuthenticatedMerchant;
+    /** The request body as received (every method but GET and HEAD); see request-body.middleware.ts. */
+    body?: Uint8Array;
     /** Set by handlers that queue a job, for the request log line. */
     jobId?: string;
   };

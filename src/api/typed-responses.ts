@@ -17,8 +17,10 @@ import type { z } from 'zod';
 export type EmptyOk = Response & TypedResponse<{}, 200, string>;
 
 export function emptyOk(c: Context): EmptyOk {
-  // hono types `c.body(null)` as a null body; the route's contentless 200 expects `{}`.
-  return c.body(null, 200) as unknown as EmptyOk;
+  // An empty string, not null: @hono/node-server writes a string body straight to the socket, while
+  // a null body makes it build a web Response first. The wire is the same (Content-Length: 0).
+  // hono types `c.body('')` as a text body; the route's contentless 200 expects `{}`.
+  return c.body('', 200) as unknown as EmptyOk;
 }
 
 /**

@@ -12,7 +12,7 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
  */
 export function adminAuth(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const adminToken = c.var.deps.config.ADMIN_TOKEN;
+    const adminToken = c.get('deps').config.ADMIN_TOKEN;
     if (!adminToken) throw new AppError('NOT_FOUND', 'Route not found', { logDetail: 'admin API disabled' });
 
     const presented = BEARER.exec(c.req.header('authorization') ?? '')?.[1];

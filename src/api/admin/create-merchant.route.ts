@@ -43,12 +43,12 @@ export function registerCreateMerchant(app: App): void {
 
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
-    const merchant = await insertMerchant(c.var.deps.db, {
+    const merchant = await insertMerchant(c.get('deps').db, {
       name: body.name,
       secretKey: body.secretKey ?? generateSecretKey(),
       allowedIps: body.allowedIps ?? null,
     });
-    c.var.logger.info({ merchantId: merchant.id }, 'merchant created');
+    c.get('logger').info({ merchantId: merchant.id }, 'merchant created');
     return c.json(
       { id: merchant.id, name: merchant.name, secretKey: merchant.secret_key, status: merchant.status },
       201,

@@ -84,7 +84,7 @@ export function registerCreateRewardConfiguration(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     const body = c.req.valid('json');
-    const { db } = c.var.deps;
+    const { db } = c.get('deps');
     await requireMerchant(db, merchantId);
 
     let id: string;
@@ -113,10 +113,10 @@ export function registerCreateRewardConfiguration(app: App): void {
       throw error;
     }
 
-    c.var.deps.readAllCache.forgetMerchant(merchantId);
+    c.get('deps').readAllCache.forgetMerchant(merchantId);
     const configuration = await selectConfigurationJson(db, merchantId, id);
     if (configuration === undefined) throw new Error(`configuration ${id} not found right after it was created`);
-    c.var.logger.info({ merchantId, rewardConfigurationId: id }, 'reward configuration created');
+    c.get('logger').info({ merchantId, rewardConfigurationId: id }, 'reward configuration created');
     // Postgres wrote it, as for readAll: the amounts keep their exact decimal text.
     return rawJson(c, RewardConfigurationSchema, configuration, 201);
   });

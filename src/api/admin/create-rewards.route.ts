@@ -75,7 +75,7 @@ export function registerCreateRewards(app: App): void {
       externalId: reward.externalId ?? null,
       status: reward.status,
     }));
-    const { db } = c.var.deps;
+    const { db } = c.get('deps');
     await requireMerchant(db, merchantId);
 
     const configurationIds = [...new Set(rewards.map((reward) => reward.rewardConfigurationId))];
@@ -92,7 +92,7 @@ export function registerCreateRewards(app: App): void {
 
     try {
       const inserted = await insertRewards(db, merchantId, rewards);
-      c.var.logger.info({ merchantId, rewards: inserted.length }, 'rewards created');
+      c.get('logger').info({ merchantId, rewards: inserted.length }, 'rewards created');
       return c.json(
         {
           rewards: inserted.map(({ id, externalId, playerId, rewardConfigurationId, status }) => ({

@@ -110,7 +110,7 @@ export function registerCreateSession(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     const body = c.req.valid('json');
-    const { db } = c.var.deps;
+    const { db } = c.get('deps');
     await requireMerchant(db, merchantId);
 
     const token = body.authToken ?? generateSessionToken();
@@ -140,7 +140,7 @@ export function registerCreateSession(app: App): void {
       }
       throw error;
     }
-    c.var.logger.info({ merchantId }, 'session created');
+    c.get('logger').info({ merchantId }, 'session created');
     return c.json({ authToken: token, expiresAt: expiresAt?.getTime() ?? null }, 201);
   });
 }

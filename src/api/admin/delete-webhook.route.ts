@@ -22,9 +22,9 @@ export function registerDeleteWebhook(app: App): void {
 
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
-    await requireMerchant(c.var.deps.db, merchantId);
-    const removed = await deleteWebhook(c.var.deps.db, merchantId);
-    c.var.logger.info({ merchantId, removed }, 'webhook removed');
+    await requireMerchant(c.get('deps').db, merchantId);
+    const removed = await deleteWebhook(c.get('deps').db, merchantId);
+    c.get('logger').info({ merchantId, removed }, 'webhook removed');
     return c.body(null, 204);
   });
 }

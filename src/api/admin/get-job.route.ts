@@ -29,7 +29,7 @@ export function registerGetJob(app: App): void {
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('param');
-    const { redis, config, db } = c.var.deps;
+    const { redis, config, db } = c.get('deps');
     const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
     if (!status) throw new AppError('NOT_FOUND', 'Job not found');
     return c.json(status, 200);

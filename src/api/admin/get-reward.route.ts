@@ -38,7 +38,7 @@ export function registerGetReward(app: App): void {
 
   app.openapi(route, async (c) => {
     const { merchantId, rewardId } = c.req.valid('param');
-    const reward = await findRewardForMerchant(c.var.deps.db, merchantId.toLowerCase(), rewardId.toLowerCase());
+    const reward = await findRewardForMerchant(c.get('deps').db, merchantId.toLowerCase(), rewardId.toLowerCase());
     if (!reward) throw new AppError('NOT_FOUND', 'Reward not found');
     return c.json(
       {

@@ -56,8 +56,8 @@ export function registerListWebhookDeliveries(app: App): void {
 
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
-    await requireMerchant(c.var.deps.db, merchantId);
-    const rows = await listWebhookDeliveries(c.var.deps.db, merchantId, MAX_LISTED);
+    await requireMerchant(c.get('deps').db, merchantId);
+    const rows = await listWebhookDeliveries(c.get('deps').db, merchantId, MAX_LISTED);
     const deliveries = rows.map((row) => ({
       eventId: webhookMessageId(row.eventId),
       type: row.type as (typeof webhookEventTypes)[number],

@@ -67,16 +67,16 @@ export function registerPutWebhook(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     const body = c.req.valid('json');
-    const checked = checkWebhookUrl(body.url, c.var.deps.config.WEBHOOK_ALLOW_PRIVATE);
+    const checked = checkWebhookUrl(body.url, c.get('deps').config.WEBHOOK_ALLOW_PRIVATE);
     if (!checked.ok) throw new AppError('INVALID_REQUEST', `url: ${checked.reason}`);
-    await requireMerchant(c.var.deps.db, merchantId);
+    await requireMerchant(c.get('deps').db, merchantId);
     const webhook = {
       url: checked.url,
       events: body.events ?? [...webhookEventTypes],
       secret: generateWebhookSecret(),
     };
-    await upsertWebhook(c.var.deps.db, merchantId, webhook);
-    c.var.logger.info({ merchantId, host: new URL(webhook.url).host, events: webhook.events }, 'webhook set');
+    await upsertWebhook(c.get('deps').db, merchantId, webhook);
+    c.get('logger').info({ merchantId, host: new URL(webhook.url).host, events: webhook.events }, 'webhook set');
     return c.json(webhook, 200);
   });
 }

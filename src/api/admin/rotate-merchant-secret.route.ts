@@ -44,10 +44,10 @@ export function registerRotateMerchantSecret(app: App): void {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     const { previousValidForMs } = c.req.valid('json');
     const previousValidUntil = new Date(Date.now() + previousValidForMs);
-    const merchant = await rotateMerchantSecret(c.var.deps.db, merchantId, generateSecretKey(), previousValidUntil);
+    const merchant = await rotateMerchantSecret(c.get('deps').db, merchantId, generateSecretKey(), previousValidUntil);
     if (!merchant) throw new AppError('NOT_FOUND', 'Merchant not found');
-    c.var.deps.merchants.forget(merchantId);
-    c.var.logger.info({ merchantId, previousValidUntil }, 'merchant secret rotated');
+    c.get('deps').merchants.forget(merchantId);
+    c.get('logger').info({ merchantId, previousValidUntil }, 'merchant secret rotated');
     return c.json({ secretKey: merchant.secret_key, previousValidUntil: previousValidUntil.getTime() }, 201);
   });
 }

@@ -72,11 +72,11 @@ export function registerUpdateMerchant(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     const changes = c.req.valid('json');
-    const merchant = await updateMerchant(c.var.deps.db, merchantId, changes);
+    const merchant = await updateMerchant(c.get('deps').db, merchantId, changes);
     if (!merchant) throw new AppError('NOT_FOUND', 'Merchant not found');
     // Other API processes see the change when their cache entry expires (MERCHANT_CACHE_TTL_MS).
-    c.var.deps.merchants.forget(merchantId);
-    c.var.logger.info({ merchantId, status: merchant.status, changed: Object.keys(changes) }, 'merchant updated');
+    c.get('deps').merchants.forget(merchantId);
+    c.get('logger').info({ merchantId, status: merchant.status, changed: Object.keys(changes) }, 'merchant updated');
     return c.json(
       {
         id: merchant.id,

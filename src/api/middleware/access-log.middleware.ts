@@ -12,8 +12,8 @@ export function accessLog(): MiddlewareHandler<AppEnv> {
     const lastPattern = routePath(c, -1);
     const route = lastPattern === '*' || lastPattern === '/*' ? 'unmatched' : lastPattern;
     const status = c.res.status;
-    c.var.deps.metrics.observeHttpRequest(c.req.method, route, status, ms / 1000);
-    c.var.logger.info(
+    c.get('deps').metrics.observeHttpRequest(c.req.method, route, status, ms / 1000);
+    c.get('logger').info(
       {
         method: c.req.method,
         route,

@@ -14,6 +14,7 @@ import type { ClientAddressResolver } from '../client-address.js';
 import type { AppEnv } from '../context.js';
 import type { AuthenticatedMerchant } from '../merchant-directory.js';
 import { rateLimitHeaders } from '../rate-limiter.js';
+import { requestJson } from './request-body.middleware.js';
 
 export interface MerchantAuthOptions {
   /** `/api/v1/...` types merchantId as a UUID; `/betSlip` takes any string. */
@@ -45,9 +46,9 @@ interface SignedFields {
  */
 export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const input = await readInput(c, options.source);
+    const input = readInput(c, options.source);
     const fields = readSignedFields(input.fields, options.merchantIdIsUuid);
-    const { deps, logger } = c.var;
+    const deps = c.get('deps');
 
     const merchant = isUuid(fields.merchantId) ? await findMerchant(c, fields.merchantId) : null;
     const now = Date.now();
@@ -86,14 +87,14 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
     }
 
     c.set('merchant', authenticated);
-    c.set('logger', logger.child({ merchantId: authenticated.id }));
+    c.set('logger', c.get('logger').child({ merchantId: authenticated.id }));
     await next();
   };
 }
 
 async function findMerchant(c: Context<AppEnv>, merchantId: string): Promise<AuthenticatedMerchant | null> {
   try {
-    return await c.var.deps.merchants.find(merchantId);
+    return await c.get('deps').merchants.find(merchantId);
   } catch (error) {
     throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: error, retryAfterSeconds: 1, logDetail: 'database' });
   }
@@ -138,24 +139,15 @@ function checkBodyBound(c: Context<AppEnv>, merchant: AuthenticatedMerchant, raw
   return header.timestamp;
 }
 
-async function readInput(c: Context<AppEnv>, source: 'body' | 'query'): Promise<RequestInput> {
+function readInput(c: Context<AppEnv>, source: 'body' | 'query'): RequestInput {
   if (source === 'query') return { fields: c.req.query(), rawBody: new Uint8Array(0) };
-  // The body is read once, as bytes, and parsed from them: a version-2 signature must cover exactly
-  // the bytes received, not a re-encoding of what JSON.parse made of them. Hono caches this read, so
-  // the route's validator later parses the same bytes (c.req.json() decodes the cached buffer) and the
-  // stream is never read twice. Decoding as Response.text() does: UTF-8, a leading BOM dropped.
-  let rawBody: Uint8Array;
-  let body: unknown;
-  try {
-    rawBody = new Uint8Array(await c.req.arrayBuffer());
-    body = JSON.parse(new TextDecoder().decode(rawBody));
-  } catch {
-    throw new AppError('INVALID_REQUEST', 'Malformed JSON in request body');
-  }
+  // The bytes as received (a version-2 signature covers exactly them, not a re-encoding of what
+  // JSON.parse made of them), parsed once; the route's validator reuses this parse.
+  const body = requestJson(c);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new AppError('INVALID_REQUEST', 'Request body must be a JSON object');
   }
-  return { fields: body as Record<string, unknown>, rawBody };
+  return { fields: body as Record<string, unknown>, rawBody: c.get('body') ?? new Uint8Array(0) };
 }
 
 function readSignedFields(input: Record<string, unknown>, merchantIdIsUuid: boolean): SignedFields {

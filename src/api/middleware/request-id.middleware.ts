@@ -10,7 +10,7 @@ export function requestId(): MiddlewareHandler<AppEnv> {
     const given = c.req.header('x-request-id');
     const id = given && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
     c.set('requestId', id);
-    c.set('logger', c.var.deps.logger.child({ requestId: id }));
+    c.set('logger', c.get('deps').logger.child({ requestId: id }));
     c.header('X-Request-Id', id);
     await next();
     // Errors turned into responses by onError lose headers set before; set it again.

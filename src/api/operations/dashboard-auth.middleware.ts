@@ -13,7 +13,7 @@ const REALM = 'queues';
  */
 export function dashboardAuth(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const adminToken = c.var.deps.config.ADMIN_TOKEN;
+    const adminToken = c.get('deps').config.ADMIN_TOKEN;
     if (!adminToken) throw new AppError('NOT_FOUND', 'Route not found');
 
     const presented = presentedToken(c.req.header('authorization'));

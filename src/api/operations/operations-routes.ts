@@ -42,10 +42,10 @@ export function registerOperationsRoutes(app: App): void {
     }),
     async (c) => {
       const { ready, checks } = await checkReadiness(
-        c.var.deps.db,
-        c.var.deps.redis,
-        c.var.deps.config.QUEUE_PREFIX,
-        c.var.deps.metrics,
+        c.get('deps').db,
+        c.get('deps').redis,
+        c.get('deps').config.QUEUE_PREFIX,
+        c.get('deps').metrics,
       );
       return ready
         ? c.json({ status: 'ok' as const, checks }, 200)
@@ -62,9 +62,9 @@ export function registerOperationsRoutes(app: App): void {
       responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
     }),
     async (c) => {
-      const { db, redis, metrics, producer } = c.var.deps;
+      const { db, redis, metrics, producer } = c.get('deps');
       await Promise.all([
-        checkReadiness(db, redis, c.var.deps.config.QUEUE_PREFIX, metrics),
+        checkReadiness(db, redis, c.get('deps').config.QUEUE_PREFIX, metrics),
         producer.ready ? refreshQueueDepth(metrics, producer.queues) : undefined,
       ]);
       return typedText(c, await metrics.registry.metrics(), 200, metrics.registry.contentType);

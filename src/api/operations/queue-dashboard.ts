@@ -30,7 +30,7 @@ export function registerQueueDashboard(app: App): void {
   const attachQueues: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (!attached) {
       // Throws SERVICE_UNAVAILABLE while Redis has not been reached yet.
-      const queues = Object.values(c.var.deps.producer.queues);
+      const queues = Object.values(c.get('deps').producer.queues);
       board.setQueues(queues.map((queue) => new BullMQAdapter(queue)));
       attached = true;
     }

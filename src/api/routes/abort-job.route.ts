@@ -42,8 +42,8 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('json');
-    const { redis, config, db, producer } = c.var.deps;
-    const merchantId = c.var.merchant.id;
+    const { redis, config, db, producer } = c.get('deps');
+    const merchantId = c.get('merchant').id;
     const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
     // Another merchant's job is as unknown as a job that never existed.
     if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
@@ -73,7 +73,7 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
     const after = publicJobStatus((await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId)) ?? status);
     // A job that never reached a worker is finished here, so its webhook is told here (a running one is
     // told by the worker that stops it).
-    if (withdrawn) await c.var.deps.webhooks.jobFinished({ merchantId, type: 'job.cancelled', status: after });
+    if (withdrawn) await c.get('deps').webhooks.jobFinished({ merchantId, type: 'job.cancelled', status: after });
     return c.json(after, 200);
   });
 }

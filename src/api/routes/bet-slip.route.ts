@@ -107,8 +107,8 @@ export function registerBetSlip(app: App, postAuth: MerchantRouteMiddleware, get
 }
 
 async function answerBetSlip(c: Context<AppEnv>, authToken: string) {
-  const found = await findBetSlipByToken(c.var.deps.db, authToken);
-  if (!found || found.merchantId !== c.var.merchant.id) {
+  const found = await findBetSlipByToken(c.get('deps').db, authToken);
+  if (!found || found.merchantId !== c.get('merchant').id) {
     throw new AppError('INVALID_TOKEN', undefined, {
       logDetail: found ? 'token of another merchant' : 'unknown token',
     });

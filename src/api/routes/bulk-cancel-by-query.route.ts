@@ -57,18 +57,18 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
 
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
-    assertListSize(body.playerIds.length, c.var.deps.config.BULK_MAX_ITEMS, 'playerIds');
-    const merchantId = c.var.merchant.id;
+    assertListSize(body.playerIds.length, c.get('deps').config.BULK_MAX_ITEMS, 'playerIds');
+    const merchantId = c.get('merchant').id;
     const playerIds = [...new Set(body.playerIds)].sort();
     const filter = {
       rewardConfigurationId: body.rewardConfigurationId?.toLowerCase() ?? undefined,
       externalRewardConfigurationId: body.externalRewardConfigurationId ?? undefined,
     };
     if (body.dryRun === true) {
-      const cancellable = await previewCancelOfPlayers(c.var.deps.db, { merchantId, playerIds, filter });
+      const cancellable = await previewCancelOfPlayers(c.get('deps').db, { merchantId, playerIds, filter });
       return c.json({ players: playerIds.length, cancellable }, 200);
     }
-    const payload = { merchantId, requestId: c.var.requestId, acceptedAt: Date.now(), playerIds, ...filter };
+    const payload = { merchantId, requestId: c.get('requestId'), acceptedAt: Date.now(), playerIds, ...filter };
     const key = deduplicationKey(merchantId, 'bulkCancelByQuery', { playerIds, ...filter });
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
     // The route's 200 is either empty (queued) or the dry run's JSON; OpenAPI gives one status one shape,

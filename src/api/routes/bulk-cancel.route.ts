@@ -56,13 +56,13 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     const body = c.req.valid('json');
     const ids = body.ids ?? [];
     const externalIds = body.externalIds ?? [];
-    assertListSize(ids.length + externalIds.length, c.var.deps.config.BULK_MAX_ITEMS, 'ids and externalIds');
-    const merchantId = c.var.merchant.id;
+    assertListSize(ids.length + externalIds.length, c.get('deps').config.BULK_MAX_ITEMS, 'ids and externalIds');
+    const merchantId = c.get('merchant').id;
     // Ids are compared lower-case in Postgres' uuid type; collapse spelling variants here too.
     const uniqueIds = [...new Set(ids.map((id) => id.toLowerCase()))];
     const uniqueExternalIds = [...new Set(externalIds)];
     if (body.dryRun === true) {
-      const preview = await previewCancelByIdentifiers(c.var.deps.db, {
+      const preview = await previewCancelByIdentifiers(c.get('deps').db, {
         merchantId,
         ids: uniqueIds,
         externalIds: uniqueExternalIds,
@@ -71,7 +71,7 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     }
     const payload = {
       merchantId,
-      requestId: c.var.requestId,
+      requestId: c.get('requestId'),
       acceptedAt: Date.now(),
       ids: uniqueIds,
       externalIds: uniqueExternalIds,

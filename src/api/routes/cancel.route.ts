@@ -36,9 +36,9 @@ export function registerCancel(app: App, auth: MerchantRouteMiddleware): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
     const { id, externalId } = body;
-    const merchantId = c.var.merchant.id;
+    const merchantId = c.get('merchant').id;
     const target = id != null ? { id } : { externalId: externalId as string };
-    const payload = { merchantId, requestId: c.var.requestId, acceptedAt: Date.now(), ...target };
+    const payload = { merchantId, requestId: c.get('requestId'), acceptedAt: Date.now(), ...target };
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
     return enqueueAndAnswer(c, 'cancel', payload, deduplicationKey(merchantId, 'cancel', target), request);
   });

@@ -23,13 +23,13 @@ export async function enqueueAndAnswer<N extends MerchantJobName>(
   deduplicationId: string,
   request: CancelRequest,
 ): Promise<EmptyOk> {
-  const { producer, config, redis } = c.var.deps;
+  const { producer, config, redis } = c.get('deps');
   let claim: IdempotencyClaim | null = null;
   if (request.idempotencyKey !== undefined) {
     const store = { redis, prefix: config.QUEUE_PREFIX, timeoutMs: config.ENQUEUE_TIMEOUT_MS };
     claim = await claimIdempotencyKey(
       store,
-      c.var.merchant.id,
+      c.get('merchant').id,
       request.idempotencyKey,
       requestFingerprint(name, request.fields),
     );
@@ -47,14 +47,14 @@ export async function enqueueAndAnswer<N extends MerchantJobName>(
       name,
       payload,
       deduplicationId,
-      c.var.merchant.maxQueuedJobs ?? config.MAX_QUEUED_JOBS,
+      c.get('merchant').maxQueuedJobs ?? config.MAX_QUEUED_JOBS,
     );
     jobId = enqueued.jobId;
-    if (enqueued.shared) c.var.logger.info({ jobId, operation: name }, 'identical waiting request: job shared');
+    if (enqueued.shared) c.get('logger').info({ jobId, operation: name }, 'identical waiting request: job shared');
   } catch (error) {
     // No job was stored: free the key so that the merchant's retry is not refused as in flight.
     await claim?.release().catch((releaseError: unknown) => {
-      c.var.logger.warn({ err: releaseError }, 'idempotency key not released; it expires by itself');
+      c.get('logger').warn({ err: releaseError }, 'idempotency key not released; it expires by itself');
     });
     throw error;
   }
@@ -63,7 +63,7 @@ export async function enqueueAndAnswer<N extends MerchantJobName>(
     // unfinished form expires within 30 s, after which the key is free again). Logged, as a
     // repeat in that window could then queue a second job.
     await claim.complete(jobId).catch((recordError: unknown) => {
-      c.var.logger.warn({ err: recordError, jobId }, 'idempotency record not written');
+      c.get('logger').warn({ err: recordError, jobId }, 'idempotency record not written');
     });
   }
   c.set('jobId', jobId);

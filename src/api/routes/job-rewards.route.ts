@@ -60,8 +60,8 @@ export function registerJobRewards(app: App, auth: MerchantRouteMiddleware): voi
 
   app.openapi(route, async (c) => {
     const { jobId, after, limit } = c.req.valid('json');
-    const { redis, config, db } = c.var.deps;
-    const merchantId = c.var.merchant.id;
+    const { redis, config, db } = c.get('deps');
+    const merchantId = c.get('merchant').id;
     const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
     // Another merchant's job is as unknown as a job that never existed.
     if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');

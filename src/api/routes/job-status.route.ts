@@ -30,10 +30,10 @@ export function registerJobStatus(app: App, auth: MerchantRouteMiddleware): void
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('json');
-    const { redis, config, db } = c.var.deps;
+    const { redis, config, db } = c.get('deps');
     const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
     // Another merchant's job is as unknown as a job that never existed.
-    if (!status || status.merchantId !== c.var.merchant.id) throw new AppError('NOT_FOUND', 'Job not found');
+    if (!status || status.merchantId !== c.get('merchant').id) throw new AppError('NOT_FOUND', 'Job not found');
     return c.json(publicJobStatus(status), 200);
   });
 }

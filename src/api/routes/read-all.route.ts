@@ -57,14 +57,14 @@ export function registerReadAll(app: App, auth: MerchantRouteMiddleware): void {
   app.openapi(readAllRoute(auth), async (c) => {
     const request = c.req.valid('json');
     const filter = {
-      merchantId: c.var.merchant.id,
+      merchantId: c.get('merchant').id,
       name: request.name ?? undefined,
       status: request.status ?? undefined,
       rewardType: request.rewardType ?? undefined,
     };
     const limit = request.limit ?? undefined;
     const offset = request.offset ?? undefined;
-    const { db, readAllCache } = c.var.deps;
+    const { db, readAllCache } = c.get('deps');
     const paged = limit !== undefined || offset !== undefined;
     const page = paged ? { limit: limit ?? 1_000, offset: offset ?? 0 } : undefined;
     const key = readAllCacheKey({ ...filter, page });
