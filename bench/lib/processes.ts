@@ -1,15 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { RAW_BASELINE_PATHS } from '../raw-baseline/paths.js';
 import { pollUntil } from './progress.js';
 
 export type ServiceKind = 'api' | 'worker';
 
 export interface RunningService {
   name: string;
-  kind: ServiceKind;
+  kind: ServiceKind | 'raw-baseline';
   pid: number;
   port: number;
   baseUrl: string;
@@ -26,11 +27,20 @@ export interface ServiceEnvironment {
   extra: Record<string, string>;
 }
 
+/** What the raw baseline server (bench/raw-baseline/server.ts) needs besides the run's database and queue. */
+export interface RawBaselineSettings {
+  /** The one merchant whose signature it accepts. */
+  merchant: { id: string; secretKey: string };
+  /** The readAll answer it serves, as JSON text. */
+  readAllBody: string;
+}
+
 const STOP_GRACE_MS = 15_000;
 
 /**
  * Every child process of the run: the built API and worker entry points (`node dist/...`, configured
- * by environment variables only, as in production), and the migrate and seed commands. Each child's
+ * by environment variables only, as in production), the migrate and seed commands, and the bench's
+ * raw baseline server. Each child's
  * output goes straight to a log file of its own, so a chatty access log costs the load generator
  * nothing. The group remembers what is running, so that cleanup (also on Ctrl-C or a crash) can stop
  * every process it started, and only those.
@@ -63,6 +73,60 @@ export class ServiceGroup {
       ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
       ...extraEnv,
     });
+    return this.whenAnswering(kind, name, child, port, logPath, async (baseUrl) => {
+      const response = await fetch(`${baseUrl}/readyz`);
+      await response.body?.cancel();
+      return response.status === 200;
+    });
+  }
+
+  /**
+   * The bench's own minimal server (bench/raw-baseline/), the floor each API route is compared with:
+   * run from its TypeScript source through tsx (bench/ is not built), with no NODE_ENV or LOG_LEVEL,
+   * as it has no logging or mode of its own. The readAll answer it serves goes to a file in the log
+   * directory. Ready once its bare route answers: it only listens after Postgres and Redis have.
+   */
+  async startRawBaseline(
+    name: string,
+    environment: ServiceEnvironment,
+    settings: RawBaselineSettings,
+  ): Promise<RunningService> {
+    const port = await freePort();
+    const logPath = this.nextLogPath(name);
+    const readAllBodyFile = logPath.replace(/\.log$/, '.read-all.json');
+    writeFileSync(readAllBodyFile, settings.readAllBody);
+    const child = this.spawnNode(
+      'bench/raw-baseline/server.ts',
+      [],
+      logPath,
+      {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: environment.databaseUrl,
+        REDIS_URL: environment.redisUrl,
+        QUEUE_PREFIX: environment.queuePrefix,
+        MERCHANT_ID: settings.merchant.id,
+        MERCHANT_SECRET: settings.merchant.secretKey,
+        READ_ALL_BODY_FILE: readAllBodyFile,
+      },
+      { nodeArgs: ['--import', 'tsx'] },
+    );
+    return this.whenAnswering('raw-baseline', name, child, port, logPath, async (baseUrl) => {
+      const response = await fetch(`${baseUrl}${RAW_BASELINE_PATHS.bare}`, { method: 'POST' });
+      await response.body?.cancel();
+      return response.status === 200;
+    });
+  }
+
+  /** Waits until `answers` says the child is ready (30 s at most), or stops it and throws. */
+  private async whenAnswering(
+    kind: RunningService['kind'],
+    name: string,
+    child: ChildProcess,
+    port: number,
+    logPath: string,
+    answers: (baseUrl: string) => Promise<boolean>,
+  ): Promise<RunningService> {
     const baseUrl = `http://127.0.0.1:${port}`;
     const stop = () => this.stopChild(child);
     try {
@@ -71,11 +135,9 @@ export class ServiceGroup {
           if (child.exitCode !== null || child.signalCode !== null) {
             throw new Error(`${name} exited during start-up; its log ${logPath} ends:\n${tail(logPath)}`);
           }
-          const response = await fetch(`${baseUrl}/readyz`).catch(() => undefined);
-          await response?.body?.cancel();
-          return response?.status === 200 ? true : undefined;
+          return (await answers(baseUrl).catch(() => false)) ? true : undefined;
         },
-        { intervalMs: 100, timeoutMs: 30_000, what: `${name} to answer /readyz` },
+        { intervalMs: 100, timeoutMs: 30_000, what: `${name} to answer` },
       );
     } catch (error) {
       await stop();
@@ -87,7 +149,13 @@ export class ServiceGroup {
   /** Runs a built script to its end; resolves with its stdout, rejects (with its log's end) on a non-zero exit. */
   async run(script: string, args: readonly string[], name: string, env: Record<string, string>): Promise<string> {
     const logPath = this.nextLogPath(name);
-    const child = this.spawnNode(script, args, logPath, { NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env }, true);
+    const child = this.spawnNode(
+      script,
+      args,
+      logPath,
+      { NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
+      { captureStdout: true },
+    );
     let stdout = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
@@ -117,16 +185,16 @@ export class ServiceGroup {
     args: readonly string[],
     logPath: string,
     env: Record<string, string>,
-    captureStdout = false,
+    options: { captureStdout?: boolean; nodeArgs?: readonly string[] } = {},
   ): ChildProcess {
     const log = openSync(logPath, 'w');
     try {
-      const child = spawn(process.execPath, [script, ...args], {
+      const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
         cwd: this.root,
         // Only what the service needs: nothing of the developer's environment (a stray QUEUE_PREFIX,
         // say) leaks into the run.
         env: { PATH: process.env.PATH ?? '', ...env },
-        stdio: ['ignore', captureStdout ? 'pipe' : log, log],
+        stdio: ['ignore', options.captureStdout ? 'pipe' : log, log],
       });
       this.children.add(child);
       child.once('exit', () => this.children.delete(child));

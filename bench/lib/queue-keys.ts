@@ -51,6 +51,11 @@ export class QueueKeys {
     }
   }
 
+  /** True when a job of this id is stored in the named queue under the run's prefix. */
+  async hasJob(queueName: string, jobId: string): Promise<boolean> {
+    return (await this.redis.exists(`${this.prefix}:${queueName}:${jobId}`)) === 1;
+  }
+
   close(): void {
     this.redis.disconnect();
   }

@@ -1,83 +1,106 @@
 import { type LoadFigures, type LoadTarget, runLoad } from '../lib/http-load.js';
 import { MerchantClient, signedBody } from '../lib/merchant-client.js';
-import { ratio } from '../lib/percentiles.js';
+import { ratio, round } from '../lib/percentiles.js';
 import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { SeededMerchant } from '../lib/seed.js';
+import { RAW_BASELINE_PATHS, RAW_BASELINE_QUEUE } from '../raw-baseline/paths.js';
 import type { BenchContext } from './context.js';
 import { CANCEL_PATH } from './single-cancels.phase.js';
 
-type RouteName = 'bare' | 'cancel' | 'readAll' | 'betSlip';
+/** The four API routes measured, each beside the raw baseline route that does its least work. */
+export const HTTP_PAIRS = ['healthz', 'cancel', 'betSlip', 'readAll'] as const;
+export type HttpPairName = (typeof HTTP_PAIRS)[number];
+
+/** One side of a pair: the mean of its runs. */
+export interface RouteFigures {
+  /** Method and path, e.g. `POST /raw/bare`. */
+  route: string;
+  /** Answers per second; null when any of its runs had an error (no figure). */
+  rps: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  /** Over all its runs. */
+  errors: number;
+  runs: number;
+}
 
 export interface HttpResults {
-  bareRps: number | null;
-  cancelRps: number | null;
-  readAllRps: number | null;
-  betSlipRps: number | null;
-  cancelRatio: number | null;
-  readAllRatio: number | null;
-  betSlipRatio: number | null;
-  p50Ms: Record<RouteName, number | null>;
-  p99Ms: Record<RouteName, number | null>;
-  errors: Record<RouteName, number>;
-  /** Every autocannon run; the bare route runs first and last, its figure is the mean of both. */
+  /** API req/s ÷ its raw baseline's req/s, measured in the same run. */
+  ratios: Record<HttpPairName, number | null>;
+  /** API /betSlip p99 ÷ the raw bet-slip route's p99. */
+  betSlipP99Ratio: number | null;
+  pairs: Record<HttpPairName, { baseline: RouteFigures; api: RouteFigures }>;
+  /** Every timed autocannon run, by label (`cancel.baseline`, `cancel.api`, `cancel.baselineAgain` …). */
   runs: Record<string, LoadFigures>;
 }
 
 const BET_SLIP_PATH = '/betSlip';
 
+interface PairTargets {
+  baseline: () => LoadTarget;
+  api: () => LoadTarget;
+}
+
 /**
- * autocannon (-c 50) against each route of one API process, with no worker running (a cancel is
- * measured as accepted: the job stored in Redis). The figure that counts is the ratio to the bare
- * route `/healthz` of the same server, measured in the same run; a run with any error is no figure.
+ * autocannon (-c 50) against four routes of one API process (no worker running: a cancel is
+ * measured as accepted, the job stored in Redis), each beside its floor on the bench's raw baseline
+ * server (bench/raw-baseline/), a separate process on the same database and Redis. The figure that
+ * counts is the ratio API ÷ baseline of the same run; a run with any error is no figure.
  */
 export async function measureHttp(
   context: BenchContext,
-  baseUrl: string,
+  apiUrl: string,
   merchant: SeededMerchant,
 ): Promise<HttpResults> {
-  const { settings, progress, checks } = context;
+  const { settings, progress, checks, services, environment } = context;
   const token = merchant.sessionTokens[0];
   if (!token) throw new Error('the seed returned no session token');
-  await checkResponses(context, baseUrl, merchant, token);
+  const apiAnswers = await checkApiResponses(context, apiUrl, merchant, token);
+  const raw = await services.startRawBaseline('raw-baseline-http', environment, {
+    merchant,
+    readAllBody: apiAnswers.readAll,
+  });
+  await checkRawResponses(context, raw.baseUrl, merchant, token, apiAnswers);
 
   // One signed timestamp serves a whole run (the signature covers only merchantId + timestamp);
   // each run signs afresh, well inside the 5-minute window.
   const signedJson = (fields: Record<string, unknown>) => JSON.stringify(signedBody(merchant, fields));
-  const targets: Record<RouteName, () => LoadTarget> = {
-    bare: () => ({ method: 'GET', path: '/healthz' }),
-    cancel: () => {
-      // Every request names a reward of its own, so none shares another's job (docs/design.md §4).
-      const head = signedJson({}).slice(0, -1);
-      let sequence = 0;
-      return {
-        method: 'POST',
-        path: CANCEL_PATH,
-        nextBody: () => `${head},"externalId":"bench-http-${sequence++}"}`,
-      };
+  const cancelTarget = (path: string, idPrefix: string) => (): LoadTarget => {
+    // Every request names a reward of its own, so none shares another's job (docs/design.md §4).
+    const head = signedJson({}).slice(0, -1);
+    let sequence = 0;
+    return { method: 'POST', path, nextBody: () => `${head},"externalId":"${idPrefix}-${sequence++}"}` };
+  };
+  const betSlipTarget = (path: string) => (): LoadTarget => ({
+    method: 'POST',
+    path,
+    body: signedJson({ authToken: token }),
+    // /betSlip answers an unknown or expired token with 200 and an errorCode: not a good answer.
+    verifyBody: (body) => body.includes('"errorCode":0'),
+  });
+  const targets: Record<HttpPairName, PairTargets> = {
+    // The raw bare route gets the same small signed body as readAll, and never reads it.
+    healthz: {
+      baseline: () => ({ method: 'POST', path: RAW_BASELINE_PATHS.bare, body: signedJson({}) }),
+      api: () => ({ method: 'GET', path: '/healthz' }),
     },
-    readAll: () => ({ method: 'POST', path: READ_ALL_PATH, body: signedJson({}) }),
-    betSlip: () => ({
-      method: 'POST',
-      path: BET_SLIP_PATH,
-      body: signedJson({ authToken: token }),
-      // /betSlip answers an unknown or expired token with 200 and an errorCode: not a good answer.
-      verifyBody: (body) => body.includes('"errorCode":0'),
-    }),
+    cancel: {
+      baseline: cancelTarget(RAW_BASELINE_PATHS.cancel, 'raw-http'),
+      api: cancelTarget(CANCEL_PATH, 'bench-http'),
+    },
+    betSlip: { baseline: betSlipTarget(RAW_BASELINE_PATHS.betSlip), api: betSlipTarget(BET_SLIP_PATH) },
+    readAll: {
+      baseline: () => ({ method: 'POST', path: RAW_BASELINE_PATHS.readAll, body: signedJson({}) }),
+      api: () => ({ method: 'POST', path: READ_ALL_PATH, body: signedJson({}) }),
+    },
   };
 
   const { connections, durationSeconds, warmupSeconds } = settings.http;
   const runs: Record<string, LoadFigures> = {};
-  const order: Array<[string, RouteName]> = [
-    ['bare', 'bare'],
-    ['cancel', 'cancel'],
-    ['readAll', 'readAll'],
-    ['betSlip', 'betSlip'],
-    ['bareAgain', 'bare'],
-  ];
-  for (const [label, route] of order) {
+  const measure = async (label: string, baseUrl: string, target: () => LoadTarget) => {
     progress.step(`HTTP: ${label} — ${warmupSeconds} s warm-up, then ${durationSeconds} s at -c ${connections}`);
-    await runLoad(baseUrl, targets[route](), { connections, durationSeconds: warmupSeconds });
-    const figures = await runLoad(baseUrl, targets[route](), { connections, durationSeconds });
+    await runLoad(baseUrl, target(), { connections, durationSeconds: warmupSeconds });
+    const figures = await runLoad(baseUrl, target(), { connections, durationSeconds });
     runs[label] = figures;
     checks.expect(
       `http ${label}: no request errors`,
@@ -85,53 +108,68 @@ export async function measureHttp(
       `${figures.requests} answered, ${figures.errors} errors, status codes ${JSON.stringify(figures.statusCodes)}`,
     );
     progress.step(`HTTP: ${label} ${figures.rps} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms`);
-  }
+    return figures;
+  };
 
-  const bareRuns = [runs.bare, runs.bareAgain].filter((run): run is LoadFigures => run !== undefined);
-  const valid = (run: LoadFigures | undefined) => (run && run.errors === 0 ? run.rps : null);
-  const bareRps =
-    bareRuns.length === 2 && bareRuns.every((run) => run.errors === 0)
-      ? Math.round(bareRuns.reduce((sum, run) => sum + run.rps, 0) / 2)
-      : null;
-  const cancelRps = valid(runs.cancel);
-  const readAllRps = valid(runs.readAll);
-  const betSlipRps = valid(runs.betSlip);
-  const bareP50 = bareRuns.length ? Math.max(...bareRuns.map((run) => run.p50Ms)) : null;
-  const bareP99 = bareRuns.length ? Math.max(...bareRuns.map((run) => run.p99Ms)) : null;
+  // Baseline, API, baseline again, and the baseline's figure is the mean of its two runs: a drift of
+  // the machine that is roughly linear over the half-minute of a pair (another session's load
+  // arriving or leaving, a CPU warming up) then hits both sides alike and drops out of the ratio.
+  // The API runs once per pair, which keeps the full phase near two and a half minutes.
+  const pairs = {} as HttpResults['pairs'];
+  for (const pair of HTTP_PAIRS) {
+    const baselineRuns = [await measure(`${pair}.baseline`, raw.baseUrl, targets[pair].baseline)];
+    const apiRuns = [await measure(`${pair}.api`, apiUrl, targets[pair].api)];
+    baselineRuns.push(await measure(`${pair}.baselineAgain`, raw.baseUrl, targets[pair].baseline));
+    pairs[pair] = {
+      baseline: summarize(describe(targets[pair].baseline()), baselineRuns),
+      api: summarize(describe(targets[pair].api()), apiRuns),
+    };
+  }
+  await raw.stop();
+
+  const ratios = Object.fromEntries(
+    HTTP_PAIRS.map((pair) => [pair, ratio(pairs[pair].api.rps, pairs[pair].baseline.rps)]),
+  ) as HttpResults['ratios'];
+  const betSlip = pairs.betSlip;
+  const betSlipValid = betSlip.api.rps !== null && betSlip.baseline.rps !== null;
   return {
-    bareRps,
-    cancelRps,
-    readAllRps,
-    betSlipRps,
-    cancelRatio: ratio(cancelRps, bareRps),
-    readAllRatio: ratio(readAllRps, bareRps),
-    betSlipRatio: ratio(betSlipRps, bareRps),
-    p50Ms: {
-      bare: bareP50,
-      cancel: runs.cancel?.p50Ms ?? null,
-      readAll: runs.readAll?.p50Ms ?? null,
-      betSlip: runs.betSlip?.p50Ms ?? null,
-    },
-    p99Ms: {
-      bare: bareP99,
-      cancel: runs.cancel?.p99Ms ?? null,
-      readAll: runs.readAll?.p99Ms ?? null,
-      betSlip: runs.betSlip?.p99Ms ?? null,
-    },
-    errors: {
-      bare: bareRuns.reduce((sum, run) => sum + run.errors, 0),
-      cancel: runs.cancel?.errors ?? 0,
-      readAll: runs.readAll?.errors ?? 0,
-      betSlip: runs.betSlip?.errors ?? 0,
-    },
+    ratios,
+    betSlipP99Ratio: betSlipValid ? ratio(betSlip.api.p99Ms, betSlip.baseline.p99Ms, 2) : null,
+    pairs,
     runs,
   };
 }
 
+const describe = (target: LoadTarget) => `${target.method} ${target.path}`;
+
+function summarize(route: string, runs: readonly LoadFigures[]): RouteFigures {
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const errors = runs.reduce((sum, run) => sum + run.errors, 0);
+  return {
+    route,
+    rps: runs.length > 0 && errors === 0 ? Math.round(mean(runs.map((run) => run.rps))) : null,
+    p50Ms: runs.length > 0 ? round(mean(runs.map((run) => run.p50Ms)), 2) : null,
+    p99Ms: runs.length > 0 ? round(mean(runs.map((run) => run.p99Ms)), 2) : null,
+    errors,
+    runs: runs.length,
+  };
+}
+
+/** The API's answers that the raw baseline must match in size and shape. */
+interface ApiAnswers {
+  readAll: string;
+  betSlip: string;
+}
+
 /** A fast wrong answer is no figure: check once that each route answers what the target describes. */
-async function checkResponses(context: BenchContext, baseUrl: string, merchant: SeededMerchant, token: string) {
+async function checkApiResponses(
+  context: BenchContext,
+  apiUrl: string,
+  merchant: SeededMerchant,
+  token: string,
+): Promise<ApiAnswers> {
   const { settings, checks } = context;
-  const client = new MerchantClient(baseUrl, merchant);
+  const client = new MerchantClient(apiUrl, merchant);
   const readAll = await client.post(READ_ALL_PATH, {});
   const configurations = readAll.status === 200 ? (JSON.parse(readAll.text) as Array<{ games: unknown[] }>) : [];
   checks.expect(
@@ -145,12 +183,73 @@ async function checkResponses(context: BenchContext, baseUrl: string, merchant: 
   checks.expect(
     `/betSlip answers a session of ${settings.reads.betSlipItems} items`,
     slip.errorCode === 0 && slip.betSlip?.length === settings.reads.betSlipItems,
-    `status ${betSlip.status}, errorCode ${slip.errorCode}, ${slip.betSlip?.length} items`,
+    `status ${betSlip.status}, errorCode ${slip.errorCode}, ${slip.betSlip?.length} items, ${betSlip.text.length} bytes`,
   );
   const cancel = await client.post(CANCEL_PATH, { externalId: 'bench-http-check' });
   checks.expect(
     'cancel answers 200 with a job id',
     cancel.status === 200 && cancel.headers.get('x-job-id') !== null,
     `status ${cancel.status}`,
+  );
+  return { readAll: readAll.text, betSlip: betSlip.text };
+}
+
+/**
+ * The same for the raw baseline: it must really check the signature (a wrong secret answers 401 on
+ * every signed route) and really do its work (the job stored, the session's bet slip of the API's
+ * size, readAll's answer byte for byte), or its figure would be a floor that is too low.
+ */
+async function checkRawResponses(
+  context: BenchContext,
+  rawUrl: string,
+  merchant: SeededMerchant,
+  token: string,
+  apiAnswers: ApiAnswers,
+): Promise<void> {
+  const { settings, checks, queue } = context;
+  const bare = await fetch(`${rawUrl}${RAW_BASELINE_PATHS.bare}`, { method: 'POST', body: '{}' });
+  await bare.body?.cancel();
+  checks.equal('raw bare answers 200', bare.status, 200);
+
+  const forged = new MerchantClient(rawUrl, { id: merchant.id, secretKey: `${merchant.secretKey}-not` });
+  for (const [path, fields] of [
+    [RAW_BASELINE_PATHS.cancel, { externalId: 'raw-http-forged' }],
+    [RAW_BASELINE_PATHS.betSlip, { authToken: token }],
+    [RAW_BASELINE_PATHS.readAll, {}],
+  ] as const) {
+    checks.equal(`raw ${path} answers 401 to a wrong signature`, (await forged.post(path, fields)).status, 401);
+  }
+
+  const client = new MerchantClient(rawUrl, merchant);
+  const cancel = await client.post(RAW_BASELINE_PATHS.cancel, { externalId: 'raw-http-check' });
+  const jobId = cancel.headers.get('x-job-id');
+  checks.expect(
+    'raw cancel answers 200 with the id of a job it stored',
+    cancel.status === 200 && jobId !== null && jobId !== '' && (await queue.hasJob(RAW_BASELINE_QUEUE, jobId)),
+    `status ${cancel.status}, job id ${jobId}`,
+  );
+
+  const betSlip = await client.post(RAW_BASELINE_PATHS.betSlip, { authToken: token });
+  type Slip = { playerId?: string; errorCode?: number; betSlip?: unknown[] };
+  const slip: Slip = betSlip.status === 200 ? (JSON.parse(betSlip.text) as Slip) : {};
+  const apiSlip = JSON.parse(apiAnswers.betSlip) as Slip;
+  // Not the API's bytes (it leaves out null fields), but the same session and about the same size.
+  const sizeRatio = betSlip.text.length / apiAnswers.betSlip.length;
+  checks.expect(
+    `raw bet slip answers the API's session of ${settings.reads.betSlipItems} items, within 20% of its size`,
+    slip.errorCode === 0 &&
+      slip.playerId === apiSlip.playerId &&
+      slip.betSlip?.length === settings.reads.betSlipItems &&
+      sizeRatio >= 0.8 &&
+      sizeRatio <= 1.2,
+    `status ${betSlip.status}, player ${slip.playerId}, ${slip.betSlip?.length} items, ` +
+      `${betSlip.text.length} bytes (API ${apiAnswers.betSlip.length})`,
+  );
+
+  const readAll = await client.post(RAW_BASELINE_PATHS.readAll, {});
+  checks.expect(
+    "raw readAll answers the API's readAll answer",
+    readAll.status === 200 && readAll.text === apiAnswers.readAll,
+    `status ${readAll.status}, ${readAll.text.length} bytes (API ${apiAnswers.readAll.length})`,
   );
 }
