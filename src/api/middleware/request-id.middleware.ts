@@ -11,9 +11,8 @@ export function requestId(): MiddlewareHandler<AppEnv> {
     const id = given && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
     c.set('requestId', id);
     c.set('logger', c.get('deps').logger.child({ requestId: id }));
-    c.header('X-Request-Id', id);
     await next();
-    // Errors turned into responses by onError lose headers set before; set it again.
+    // Set on the response as it leaves, whichever produced it (a handler, or onError for a thrown error).
     c.res.headers.set('X-Request-Id', id);
   };
 }
