@@ -3,7 +3,6 @@ import { HTTPException } from 'hono/http-exception';
 import { isDatabaseUnavailable } from '../shared/database-errors.js';
 import { errorResponse } from '../shared/error-response.js';
 import { AppError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
 import { registerAdminRoutes } from './admin/admin-routes.js';
 import type { ApiDeps, App, AppEnv } from './context.js';
 import { accessLog } from './middleware/access-log.middleware.js';
@@ -13,6 +12,7 @@ import { requestId } from './middleware/request-id.middleware.js';
 import { registerDocs } from './operations/openapi-routes.js';
 import { registerOperationsRoutes } from './operations/operations-routes.js';
 import { registerQueueDashboard } from './operations/queue-dashboard.js';
+import type { RequestLog } from './request-logger.js';
 import { registerMerchantRoutes } from './routes.js';
 import { validationHook } from './validation-hook.js';
 
@@ -49,7 +49,7 @@ export function createApp(deps: ApiDeps): App {
 }
 
 /** Logs the error as it deserves and says what the client is told. */
-function asAppError(error: Error, log: Logger): AppError {
+function asAppError(error: Error, log: RequestLog): AppError {
   if (error instanceof AppError) {
     if (error.status >= 500) log.error({ err: error.cause ?? error, detail: error.logDetail }, error.message);
     else if (error.logDetail) log.info({ errorName: error.errorName, detail: error.logDetail }, 'request refused');

@@ -9,6 +9,7 @@ import type { WebhookNotifier } from '../shared/webhook-notifier.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { ReadAllCache } from './read-all-cache.js';
+import type { RequestLogger } from './request-logger.js';
 
 /** Everything a request handler may use, built once by the entry point (or a test) and passed in. */
 export interface ApiDeps {
@@ -35,7 +36,7 @@ export interface AppEnv {
   Variables: {
     deps: ApiDeps;
     requestId: string;
-    logger: Logger;
+    logger: RequestLogger;
     /** Set by the merchant authentication middleware. */
     merchant: AuthenticatedMerchant;
     /** The request body as received (every method but GET and HEAD); see request-body.middleware.ts. */

@@ -12,9 +12,13 @@ export function accessLog(): MiddlewareHandler<AppEnv> {
     const lastPattern = routePath(c, -1);
     const route = lastPattern === '*' || lastPattern === '/*' ? 'unmatched' : lastPattern;
     const status = c.res.status;
-    c.get('deps').metrics.observeHttpRequest(c.req.method, route, status, ms / 1000);
-    c.get('logger').info(
+    const { metrics, logger } = c.get('deps');
+    metrics.observeHttpRequest(c.req.method, route, status, ms / 1000);
+    // The process logger with both ids as fields, rather than the request's child logger: one line,
+    // no child made for it (see request-logger.ts).
+    logger.info(
       {
+        requestId: c.get('requestId'),
         method: c.req.method,
         route,
         status,

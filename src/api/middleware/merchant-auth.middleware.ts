@@ -87,7 +87,7 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
     }
 
     c.set('merchant', authenticated);
-    c.set('logger', c.get('logger').child({ merchantId: authenticated.id }));
+    c.set('logger', c.get('logger').with({ merchantId: authenticated.id }));
     await next();
   };
 }
