@@ -1,6 +1,7 @@
 import type { InsertResult, Transaction } from 'kysely';
 import type { Db } from '../shared/db/client.js';
 import type { Database } from '../shared/db/schema.js';
+import { betSlipJson } from '../shared/bet-slip-json.js';
 import { betSlipItemRow } from '../shared/repositories/sessions.repository.js';
 import { digestSessionToken } from '../shared/session-token.js';
 import {
@@ -130,6 +131,7 @@ export async function seedDemo(db: Db, options: { reset?: boolean } = {}): Promi
           expires_at: session.expiresAt,
           ip_address: session.ipAddress,
           device_platform: session.devicePlatform,
+          bet_slip_json: betSlipJson(session.betSlip),
         })),
       )
       .onConflict((oc) => oc.doNothing())
