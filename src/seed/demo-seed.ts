@@ -1,7 +1,7 @@
 import type { InsertResult, Transaction } from 'kysely';
+import { betSlipJson } from '../shared/bet-slip-json.js';
 import type { Db } from '../shared/db/client.js';
 import type { Database } from '../shared/db/schema.js';
-import { betSlipJson } from '../shared/bet-slip-json.js';
 import { betSlipItemRow } from '../shared/repositories/sessions.repository.js';
 import { digestSessionToken } from '../shared/session-token.js';
 import {

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
+import { betSlipJson } from '../shared/bet-slip-json.js';
 import type { Db } from '../shared/db/client.js';
 import type { Database } from '../shared/db/schema.js';
-import { betSlipJson } from '../shared/bet-slip-json.js';
 import type { Logger } from '../shared/logger.js';
 import type { BetSlipItemInput } from '../shared/repositories/sessions.repository.js';
 import { digestSessionToken, generateSessionToken } from '../shared/session-token.js';
