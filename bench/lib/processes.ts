@@ -33,6 +33,8 @@ export interface RawBaselineSettings {
   merchant: { id: string; secretKey: string };
   /** The readAll answer it serves, as JSON text. */
   readAllBody: string;
+  /** A session token and the API's /betSlip answer for it, which it stores and serves for that token. */
+  betSlip: { token: string; body: string };
 }
 
 const STOP_GRACE_MS = 15_000;
@@ -83,8 +85,8 @@ export class ServiceGroup {
   /**
    * The bench's own minimal server (bench/raw-baseline/), the floor each API route is compared with:
    * run from its TypeScript source through tsx (bench/ is not built), with no NODE_ENV or LOG_LEVEL,
-   * as it has no logging or mode of its own. The readAll answer it serves goes to a file in the log
-   * directory. Ready once its bare route answers: it only listens after Postgres and Redis have.
+   * as it has no logging or mode of its own. The readAll and bet slip answers it serves go to files in
+   * the log directory. Ready once its bare route answers: it only listens after Postgres and Redis have.
    */
   async startRawBaseline(
     name: string,
@@ -95,6 +97,8 @@ export class ServiceGroup {
     const logPath = this.nextLogPath(name);
     const readAllBodyFile = logPath.replace(/\.log$/, '.read-all.json');
     writeFileSync(readAllBodyFile, settings.readAllBody);
+    const betSlipBodyFile = logPath.replace(/\.log$/, '.bet-slip.json');
+    writeFileSync(betSlipBodyFile, settings.betSlip.body);
     const child = this.spawnNode(
       'bench/raw-baseline/server.ts',
       [],
@@ -108,6 +112,8 @@ export class ServiceGroup {
         MERCHANT_ID: settings.merchant.id,
         MERCHANT_SECRET: settings.merchant.secretKey,
         READ_ALL_BODY_FILE: readAllBodyFile,
+        BET_SLIP_TOKEN: settings.betSlip.token,
+        BET_SLIP_BODY_FILE: betSlipBodyFile,
       },
       { nodeArgs: ['--import', 'tsx'] },
     );

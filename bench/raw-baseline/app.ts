@@ -47,7 +47,7 @@ export function createRawBaselineApp(deps: RawBaselineDeps): Hono {
     if ('status' in verdict) return c.body(null, verdict.status);
     const { authToken } = verdict.fields;
     if (typeof authToken !== 'string') return c.body(null, 400);
-    const body = await findBetSlipBody(pool, merchant.id, authToken);
+    const body = await findBetSlipBody(pool, authToken);
     return body === undefined ? c.body(null, 404) : jsonAnswer(c, body);
   });
 

@@ -7,7 +7,7 @@ export const RAW_BASELINE_PATHS = {
   bare: '/raw/bare',
   /** Signature check and one BullMQ add: the floor of the signed cancel. */
   cancel: '/raw/cancel',
-  /** Signature check and one indexed query answering ~2 KB of JSON: the floor of POST /betSlip. */
+  /** Signature check and one indexed lookup of a row that is the ~2 KB JSON answer: the floor of POST /betSlip. */
   betSlip: '/raw/bet-slip',
   /** Signature check and a fixed answer the size of readAll's: the floor of readAll. */
   readAll: '/raw/read-all',

@@ -4,14 +4,16 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createRawBaselineApp } from './app.js';
+import { storeBetSlipAnswer } from './bet-slip-query.js';
 import { RAW_BASELINE_QUEUE } from './paths.js';
 
 /**
  * The benchmark's raw HTTP baseline (bench/README.md, "HTTP"): a minimal Hono server on
  * @hono/node-server, one process, started by the bench beside the API. Configured by environment
  * only: PORT, HOST, DATABASE_URL, REDIS_URL, QUEUE_PREFIX, MERCHANT_ID and MERCHANT_SECRET (the one
- * merchant whose signature it accepts), READ_ALL_BODY_FILE (the readAll answer it serves). It listens
- * only once Postgres and Redis have answered, so that answering at all means ready.
+ * merchant whose signature it accepts), READ_ALL_BODY_FILE (the readAll answer it serves), BET_SLIP_TOKEN and BET_SLIP_BODY_FILE (the
+ * session token and the /betSlip answer it stores for it). It listens only once Postgres and Redis
+ * have answered and the bet slip answer is stored, so that answering at all means ready.
  */
 
 function required(name: string): string {
@@ -30,7 +32,7 @@ const pool = new pg.Pool({ connectionString: required('DATABASE_URL'), max: 10, 
 const redis = new Redis(required('REDIS_URL'), { maxRetriesPerRequest: 1, connectionName: 'raw-baseline' });
 const queue = new Queue(RAW_BASELINE_QUEUE, { connection: redis, prefix: required('QUEUE_PREFIX') });
 
-await pool.query('SELECT 1');
+await storeBetSlipAnswer(pool, required('BET_SLIP_TOKEN'), readFileSync(required('BET_SLIP_BODY_FILE'), 'utf8'));
 await queue.waitUntilReady();
 
 const server = serve(

@@ -1,4 +1,5 @@
 import type { InsertResult, Transaction } from 'kysely';
+import { betSlipJson } from '../shared/bet-slip-json.js';
 import type { Db } from '../shared/db/client.js';
 import type { Database } from '../shared/db/schema.js';
 import { betSlipItemRow } from '../shared/repositories/sessions.repository.js';
@@ -130,6 +131,7 @@ export async function seedDemo(db: Db, options: { reset?: boolean } = {}): Promi
           expires_at: session.expiresAt,
           ip_address: session.ipAddress,
           device_platform: session.devicePlatform,
+          bet_slip_json: betSlipJson(session.betSlip),
         })),
       )
       .onConflict((oc) => oc.doNothing())

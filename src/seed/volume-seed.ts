@@ -1,8 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
+import { betSlipJson } from '../shared/bet-slip-json.js';
 import type { Db } from '../shared/db/client.js';
 import type { Database } from '../shared/db/schema.js';
 import type { Logger } from '../shared/logger.js';
+import type { BetSlipItemInput } from '../shared/repositories/sessions.repository.js';
 import { digestSessionToken, generateSessionToken } from '../shared/session-token.js';
 import type { VolumeSeedOptions } from './seed-options.js';
 import type { SeededMerchant, SeedReport, SeedTotals } from './seed-report.js';
@@ -247,7 +249,8 @@ async function insertRewards(
 
 /**
  * Session s belongs to player ((s - 1) mod players) + 1, in that player's wallet currency. Only the
- * tokens' digests are stored; the tokens themselves exist only in the returned report.
+ * tokens' digests are stored; the tokens themselves exist only in the returned report. Session ids
+ * are made here too, as each session's bet slip JSON (written with it, as the API writes it) names it.
  */
 async function insertSessions(trx: Trx, merchantId: string, options: VolumeSeedOptions, width: number) {
   const tokens: string[] = [];
@@ -255,34 +258,64 @@ async function insertSessions(trx: Trx, merchantId: string, options: VolumeSeedO
     const batch = Array.from({ length: Math.min(SESSIONS_PER_STATEMENT, options.sessions - offset) }, () =>
       generateSessionToken(),
     );
+    const ids = batch.map(() => randomUUID());
+    const betSlips = ids.map((id) => betSlipJson(seedBetSlip(id, options.betSlipItems)));
     const owner = playerIdSql(sql`1 + (${offset}::int + d.ord - 1) % ${options.players}::int`, width);
     const created = await sql<{ id: string }>`
-      INSERT INTO sessions (merchant_id, token_digest, player_id, currency, expires_at, ip_address, device_platform)
+      INSERT INTO sessions (
+        id, merchant_id, token_digest, player_id, currency, expires_at, ip_address, device_platform, bet_slip_json
+      )
       SELECT
-        w.merchant_id, d.digest, w.player_id, w.currency,
+        d.id, w.merchant_id, d.digest, w.player_id, w.currency,
         now() + ${SESSION_LIFETIME}::interval,
         '198.51.100.' || (1 + d.ord % 254),
-        CASE WHEN d.ord % 2 = 0 THEN 'mobile' ELSE 'desktop' END
-      FROM unnest(${batch.map(digestSessionToken)}::bytea[]) WITH ORDINALITY AS d(digest, ord)
+        CASE WHEN d.ord % 2 = 0 THEN 'mobile' ELSE 'desktop' END,
+        d.bet_slip_json
+      FROM unnest(${ids}::uuid[], ${batch.map(digestSessionToken)}::bytea[], ${betSlips}::json[])
+        WITH ORDINALITY AS d(id, digest, bet_slip_json, ord)
       JOIN wallets w ON w.merchant_id = ${merchantId}::uuid AND w.player_id = ${owner}
       RETURNING id
     `.execute(trx);
     if (created.rows.length !== batch.length) {
       throw new Error(`expected ${batch.length} sessions, inserted ${created.rows.length}`);
     }
-    if (options.betSlipItems > 0)
-      await insertBetSlipItems(
-        trx,
-        created.rows.map((row) => row.id),
-        options.betSlipItems,
-      );
+    if (options.betSlipItems > 0) await insertBetSlipItems(trx, ids);
     tokens.push(...batch);
   }
   return tokens;
 }
 
 /** Every third item is a market without a margin (null), the others an over/under line. */
-async function insertBetSlipItems(trx: Trx, sessionIds: readonly string[], items: number): Promise<void> {
+function seedBetSlip(sessionId: string, items: number): BetSlipItemInput[] {
+  return Array.from({ length: items }, (_, index) => {
+    const i = index + 1;
+    const withoutMargin = i % 3 === 1;
+    return {
+      sportId: 'football',
+      sportName: 'Football',
+      betSlipId: `slip-${sessionId.slice(0, 8)}`,
+      matchName: `Home ${i} vs Away ${i}`,
+      matchId: `match-${i}`,
+      competitionId: 'comp-seed',
+      competitionName: 'Seed League',
+      marketId: withoutMargin ? 'market-1x2' : 'market-total-goals',
+      marketName: withoutMargin ? 'Match result' : 'Total goals over/under',
+      marketOptionId: `option-${i}`,
+      marketOptionName: withoutMargin ? `Home ${i}` : 'Over 2.5',
+      // Tenths as integers first, so that 1.5 + 0.1 lands on the double nearest 1.6.
+      odd: (15 + (i % 10)) / 10,
+      margin: withoutMargin ? null : 2.5,
+      homeTeam: `Home ${i}`,
+      awayTeam: `Away ${i}`,
+    };
+  });
+}
+
+/**
+ * The sessions' `bet_slip_items` rows, read by Postgres out of the JSON just written with them: one
+ * statement, and the items defined once (seedBetSlip).
+ */
+async function insertBetSlipItems(trx: Trx, sessionIds: readonly string[]): Promise<void> {
   await sql`
     INSERT INTO bet_slip_items (
       session_id, position, sport_id, sport_name, bet_slip_id, match_name, match_id, competition_id,
@@ -290,16 +323,13 @@ async function insertBetSlipItems(trx: Trx, sessionIds: readonly string[], items
       home_team, away_team
     )
     SELECT
-      s.id, i - 1, 'football', 'Football', 'slip-' || left(s.id::text, 8),
-      'Home ' || i || ' vs Away ' || i, 'match-' || i, 'comp-seed', 'Seed League',
-      CASE WHEN i % 3 = 1 THEN 'market-1x2' ELSE 'market-total-goals' END,
-      CASE WHEN i % 3 = 1 THEN 'Match result' ELSE 'Total goals over/under' END,
-      'option-' || i,
-      CASE WHEN i % 3 = 1 THEN 'Home ' || i ELSE 'Over 2.5' END,
-      1.5 + (i % 10) / 10.0,
-      CASE WHEN i % 3 = 1 THEN NULL ELSE 2.5 END,
-      'Home ' || i, 'Away ' || i
-    FROM unnest(${sessionIds}::uuid[]) AS s(id)
-    CROSS JOIN generate_series(1, ${items}::int) AS i
+      s.id, i.ord - 1, i.item->>'sportId', i.item->>'sportName', i.item->>'betSlipId', i.item->>'matchName',
+      i.item->>'matchId', i.item->>'competitionId', i.item->>'competitionName', i.item->>'marketId',
+      i.item->>'marketName', i.item->>'marketOptionId', i.item->>'marketOptionName',
+      (i.item->>'odd')::double precision, (i.item->>'margin')::double precision,
+      i.item->>'homeTeam', i.item->>'awayTeam'
+    FROM sessions s
+    CROSS JOIN json_array_elements(s.bet_slip_json) WITH ORDINALITY AS i(item, ord)
+    WHERE s.id = ANY(${sessionIds}::uuid[])
   `.execute(trx);
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { betSlipJson } from '../../src/shared/bet-slip-json.js';
 import type { Db } from '../../src/shared/db/client.js';
 import type {
   ConfigurationStatus,
@@ -298,6 +299,8 @@ export async function createSession(db: Db, options: SessionOptions): Promise<Se
         ? null
         : toDate(options.expiresAt);
 
+  const betSlip = (options.betSlip ?? []).map((bet) => ({ ...bet, betSlipId: bet.betSlipId ?? null }));
+
   return db.transaction().execute(async (trx) => {
     await trx
       .insertInto('players')
@@ -343,15 +346,17 @@ export async function createSession(db: Db, options: SessionOptions): Promise<Se
         expires_at: expiresAt,
         ip_address: options.ipAddress ?? null,
         device_platform: options.devicePlatform ?? null,
+        // Written with every session, as the service writes it: /betSlip answers the items from it.
+        bet_slip_json: betSlipJson(betSlip),
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const items = (options.betSlip ?? []).map((bet, position) => ({
+    const items = betSlip.map((bet, position) => ({
       session_id: session.id,
       position,
       sport_id: bet.sportId,
       sport_name: bet.sportName,
-      bet_slip_id: bet.betSlipId ?? null,
+      bet_slip_id: bet.betSlipId,
       match_name: bet.matchName,
       match_id: bet.matchId,
       competition_id: bet.competitionId,

@@ -1,8 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AppError } from '../../shared/errors.js';
-import { findBetSlipByToken } from '../../shared/repositories/sessions.repository.js';
+import { findBetSlipSession } from '../../shared/repositories/sessions.repository.js';
 import { timestampSchema, timestampTextSchema } from '../../shared/wire-rules.js';
+import { betSlipAnswerJson } from '../bet-slip-answer.js';
 import type { App, AppEnv } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { ErrorBodySchema, jsonBody, merchantErrorResponses } from '../schemas.js';
@@ -107,7 +108,7 @@ export function registerBetSlip(app: App, postAuth: MerchantRouteMiddleware, get
 }
 
 async function answerBetSlip(c: Context<AppEnv>, authToken: string) {
-  const found = await findBetSlipByToken(c.get('deps').db, authToken);
+  const found = await findBetSlipSession(c.get('deps').db, authToken);
   if (!found || found.merchantId !== c.get('merchant').id) {
     throw new AppError('INVALID_TOKEN', undefined, {
       logDetail: found ? 'token of another merchant' : 'unknown token',
@@ -116,10 +117,5 @@ async function answerBetSlip(c: Context<AppEnv>, authToken: string) {
   if (found.expiresAt !== null && found.expiresAt.getTime() <= Date.now()) {
     throw new AppError('TOKEN_EXPIRED');
   }
-  const items = (JSON.parse(found.betSlipJson) as Array<Record<string, unknown>>).map(({ betSlipId, ...item }) =>
-    betSlipId === null ? item : { ...item, betSlipId },
-  );
-  // playerJson is an object built by Postgres (balance exact as stored); add the items at its end.
-  const body = `${found.playerJson.slice(0, -1)},"betSlip":${JSON.stringify(items)}}`;
-  return rawJson(c, BetSlipResponseSchema, body, 200);
+  return rawJson(c, BetSlipResponseSchema, betSlipAnswerJson(found), 200);
 }

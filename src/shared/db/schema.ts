@@ -119,6 +119,11 @@ interface SessionsTable {
   expires_at: Timestamp | null;
   ip_address: string | null;
   device_platform: string | null;
+  /**
+   * The bet slip items as /betSlip answers them (a JSON array), written once with the session: its
+   * items never change. json keeps the text as written; read it as text (pg would parse a json column).
+   */
+  bet_slip_json: ColumnType<unknown, string, never>;
   created_at: CreatedAt;
 }
 

@@ -1,75 +1,58 @@
-import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Insertable, type Kysely, sql, type Transaction } from 'kysely';
+import { betSlipJson } from '../bet-slip-json.js';
 import type { BetSlipItemsTable, Database, PlayersTable } from '../db/schema.js';
 import { digestSessionToken } from '../session-token.js';
 
-export interface BetSlipLookup {
+/** What /betSlip answers from, for one session: its own fields, the fresh wallet balance, the player's profile. */
+export interface BetSlipSession {
   merchantId: string;
   expiresAt: Date | null;
-  /** The response object without `betSlip`, as JSON text, optional fields that are unknown left out. */
-  playerJson: string;
-  /** The bet slip items in stored order, as JSON text. */
+  playerId: string;
+  /** The wallet balance in the session's currency, as Postgres writes the numeric: exact. */
+  balance: string;
+  currency: string;
+  ipAddress: string | null;
+  devicePlatform: string | null;
+  username: string | null;
+  nickname: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  gender: string | null;
+  email: string | null;
+  phone: string | null;
+  address: string | null;
+  city: string | null;
+  country: string | null;
+  language: string | null;
+  test: boolean | null;
+  /** The bet slip items as the answer's JSON array, written with the session (src/shared/bet-slip-json.ts). */
   betSlipJson: string;
 }
 
 /**
- * One indexed lookup by token digest. Postgres writes the JSON so that `balance` (numeric) reaches
- * the client exactly as stored. Optional player fields that are NULL are stripped; `margin` is kept
- * as null on purpose, so items are built apart from the stripped object.
+ * One indexed lookup by token digest (the unique index on `sessions.token_digest`), joining only what
+ * may change after the session was created: the wallet (its balance must be fresh) and the player (a
+ * later session may update the profile). The items' JSON was written with the session, so Postgres
+ * builds no JSON here; the answer is put together in Node (src/api/bet-slip-answer.ts). A constant
+ * text, compiled once rather than by the query builder on every request.
  */
-export async function findBetSlipByToken(db: Kysely<Database>, token: string): Promise<BetSlipLookup | undefined> {
-  const result = await sql<BetSlipLookup>`
-    SELECT
-      s.merchant_id AS "merchantId",
-      s.expires_at AS "expiresAt",
-      json_strip_nulls(json_build_object(
-        'playerId', s.player_id,
-        'balance', w.balance,
-        'currency', s.currency,
-        'username', p.username,
-        'nickname', p.nickname,
-        'firstName', p.first_name,
-        'lastName', p.last_name,
-        'gender', p.gender,
-        'email', p.email,
-        'phone', p.phone,
-        'ipAddress', s.ip_address,
-        'language', coalesce(p.language, 'ENG'),
-        'devicePlatform', s.device_platform,
-        'address', p.address,
-        'city', p.city,
-        'country', p.country,
-        'test', coalesce(p.test, false),
-        'errorCode', 0,
-        'errorMessage', ''
-      ))::text AS "playerJson",
-      (
-        SELECT coalesce(json_agg(
-          json_build_object(
-            'sportId', b.sport_id,
-            'sportName', b.sport_name,
-            'betSlipId', b.bet_slip_id,
-            'matchName', b.match_name,
-            'matchId', b.match_id,
-            'competitionId', b.competition_id,
-            'competitionName', b.competition_name,
-            'marketId', b.market_id,
-            'marketName', b.market_name,
-            'marketOptionId', b.market_option_id,
-            'marketOptionName', b.market_option_name,
-            'odd', b.odd,
-            'margin', b.margin,
-            'homeTeam', b.home_team,
-            'awayTeam', b.away_team
-          ) ORDER BY b.position
-        ), '[]'::json)
-        FROM bet_slip_items b
-        WHERE b.session_id = s.id
-      )::text AS "betSlipJson"
-    FROM sessions s
-    JOIN wallets w ON w.merchant_id = s.merchant_id AND w.player_id = s.player_id AND w.currency = s.currency
-    LEFT JOIN players p ON p.merchant_id = s.merchant_id AND p.player_id = s.player_id
-    WHERE s.token_digest = ${digestSessionToken(token)}
-  `.execute(db);
+const FIND_BET_SLIP_SESSION = `
+  SELECT
+    s.merchant_id AS "merchantId", s.expires_at AS "expiresAt", s.player_id AS "playerId",
+    w.balance, s.currency, s.ip_address AS "ipAddress", s.device_platform AS "devicePlatform",
+    p.username, p.nickname, p.first_name AS "firstName", p.last_name AS "lastName", p.gender,
+    p.email, p.phone, p.address, p.city, p.country, p.language, p.test,
+    s.bet_slip_json::text AS "betSlipJson"
+  FROM sessions s
+  JOIN wallets w ON w.merchant_id = s.merchant_id AND w.player_id = s.player_id AND w.currency = s.currency
+  LEFT JOIN players p ON p.merchant_id = s.merchant_id AND p.player_id = s.player_id
+  WHERE s.token_digest = $1
+`;
+
+export async function findBetSlipSession(db: Kysely<Database>, token: string): Promise<BetSlipSession | undefined> {
+  const result = await db.executeQuery<BetSlipSession>(
+    CompiledQuery.raw(FIND_BET_SLIP_SESSION, [digestSessionToken(token)]),
+  );
   return result.rows[0];
 }
 
@@ -115,7 +98,8 @@ export const SESSION_TOKEN_DIGEST_KEY = 'sessions_token_digest_key';
 /**
  * Everything /betSlip reads for one session, written in the caller's transaction: the player
  * (created, or its given fields updated), the wallet in the session's currency (its balance set),
- * the session, and its bet slip items in order. One statement each.
+ * the session (with its items' JSON, /betSlip's part that never changes), and its bet slip items in
+ * order. One statement each.
  */
 export async function insertSession(trx: Transaction<Database>, session: NewSession): Promise<void> {
   const { merchantId, playerId } = session;
@@ -150,6 +134,7 @@ export async function insertSession(trx: Transaction<Database>, session: NewSess
       expires_at: session.expiresAt,
       ip_address: session.ipAddress,
       device_platform: session.devicePlatform,
+      bet_slip_json: betSlipJson(session.betSlip),
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -1,0 +1,29 @@
+import type { BetSlipItemInput } from './repositories/sessions.repository.js';
+
+/**
+ * A session's bet slip items as the JSON array /betSlip answers (docs/interface.md): fields in the
+ * interface's order, `betSlipId` left out when unknown, `margin` kept as null where the market has
+ * none. Written once, when the session is created (`sessions.bet_slip_json`), since a session's
+ * items never change: /betSlip then splices this text into its answer instead of building it per read.
+ */
+export function betSlipJson(items: readonly BetSlipItemInput[]): string {
+  return JSON.stringify(
+    items.map((item) => ({
+      sportId: item.sportId,
+      sportName: item.sportName,
+      ...(item.betSlipId === null ? {} : { betSlipId: item.betSlipId }),
+      matchName: item.matchName,
+      matchId: item.matchId,
+      competitionId: item.competitionId,
+      competitionName: item.competitionName,
+      marketId: item.marketId,
+      marketName: item.marketName,
+      marketOptionId: item.marketOptionId,
+      marketOptionName: item.marketOptionName,
+      odd: item.odd,
+      margin: item.margin,
+      homeTeam: item.homeTeam,
+      awayTeam: item.awayTeam,
+    })),
+  );
+}
