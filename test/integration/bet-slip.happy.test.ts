@@ -1,4 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from '../../src/shared/db/client.js';
+import { findBetSlipSession } from '../../src/shared/repositories/sessions.repository.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {
@@ -282,5 +285,28 @@ describe('both methods', () => {
     const created = await session({ player: fullPlayer, betSlip: [bet(), bet({ margin: 1.5 })], balance: '42.42' });
     const [post, get] = await Promise.all(methods.map(({ request }) => request(created.token)));
     expect(await post?.json()).toEqual(await get?.json());
+  });
+});
+
+describe('the read', () => {
+  it('is a prepared statement, planned once per connection, and answers fresh balances from it', async () => {
+    const db = createDb({ connectionString: env.databaseUrl, poolSize: 1, applicationName: 'rewards-test-prepared' });
+    try {
+      const created = await session({ currency: 'EUR', balance: '7.25', betSlip: [bet()] });
+      expect((await findBetSlipSession(db, created.token))?.balance).toBe('7.25');
+      const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements`.execute(db);
+      expect(prepared.rows.map((row) => row.name)).toContain('find-bet-slip-session');
+      // The same connection runs the same statement again: the plan is reused, the data is not.
+      await setWalletBalance(env.db, {
+        merchantId: merchant.id,
+        playerId: created.playerId,
+        currency: 'EUR',
+        balance: '8.50',
+      });
+      expect((await findBetSlipSession(db, created.token))?.balance).toBe('8.50');
+      expect(await findBetSlipSession(db, 'no-such-token')).toBeUndefined();
+    } finally {
+      await db.destroy();
+    }
   });
 });

@@ -14,6 +14,37 @@ export interface DbOptions {
   onConnectionError?: (error: Error) => void;
 }
 
+/** The text of each statement registered with `preparedStatement`, and the name it is sent under. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * Registers a constant statement on a hot path to be sent as a named prepared statement: Postgres then
+ * parses and plans it once per connection instead of on every call. For a join of a few tables the
+ * plan costs several times the lookup itself (the /betSlip read: ~0.3 ms of planning for ~0.04 ms of
+ * execution). Returns the text, to be run with `CompiledQuery.raw`. (A pooler in transaction mode,
+ * such as PgBouncer before 1.21, does not keep prepared statements: run the API against Postgres or a
+ * session-mode pooler.)
+ */
+export function preparedStatement(name: string, text: string): string {
+  preparedNames.set(text, name);
+  return text;
+}
+
+/**
+ * Kysely hands node-postgres a statement as text and values; node-postgres prepares one only when it
+ * is given a name. So each client's `query` learns the registered texts and adds their names: the
+ * one place the database layer is stepped around, and only for statements registered above.
+ */
+function sendPreparedByName(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const named = (...args: unknown[]) => {
+    const [text, values, ...rest] = args;
+    const name = typeof text === 'string' ? preparedNames.get(text) : undefined;
+    return name === undefined ? query(...args) : query({ name, text, values }, ...rest);
+  };
+  client.query = named as typeof client.query;
+}
+
 /** One pool per process, built by the entry point and passed down. */
 export function createDb({
   connectionString,
@@ -39,6 +70,7 @@ export function createDb({
   // a job retried); the broken client is discarded by the pool when it is released.
   pool.on('connect', (client) => {
     client.on('error', onConnectionError);
+    sendPreparedByName(client);
   });
   pool.on('error', onConnectionError);
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
