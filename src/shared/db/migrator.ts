@@ -6,6 +6,7 @@ import * as jobStates from './migrations/2026-11-22T0100-job-states.js';
 import * as signatureVersion from './migrations/2026-11-22T0200-signature-version.js';
 import * as webhooks from './migrations/2026-11-22T0300-webhooks.js';
 import * as jobRewards from './migrations/2026-11-22T0400-job-rewards.js';
+import * as rewardsCancelRoom from './migrations/2026-11-22T0500-rewards-cancel-room.js';
 
 /**
  * Migrations are listed here rather than read from a folder, so that the built code and the
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T0200-signature-version': signatureVersion,
   '2026-11-22T0300-webhooks': webhooks,
   '2026-11-22T0400-job-rewards': jobRewards,
+  '2026-11-22T0500-rewards-cancel-room': rewardsCancelRoom,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
