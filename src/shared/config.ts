@@ -142,13 +142,11 @@ export const configSchema = z
     /** Concurrent single-cancel jobs one worker holds; they are applied together (coalesced). */
     WORKER_CANCEL_CONCURRENCY: positiveInt(500),
     /**
-     * Concurrent bulk jobs (and child jobs) one worker runs, each on its own Postgres connection. Each is
-     * bound by one Postgres backend's CPU, so one at a time left all but one of Postgres's cores idle:
-     * with two, the parts of a split job run side by side and one replica cancels 1,000,000 rewards
-     * faster than one raw UPDATE of them (docs/scaling.md). More than Postgres has cores only slows the
-     * reads beside them.
+     * Concurrent bulk jobs (and child jobs) one worker runs. One per replica by default: each is bound by
+     * one Postgres backend's CPU, so throughput grows by adding replicas (or cores), not by piling
+     * transactions onto the same cores, which only slows the reads beside them.
      */
-    WORKER_BULK_CONCURRENCY: positiveInt(2),
+    WORKER_BULK_CONCURRENCY: positiveInt(1),
     /** Most single cancels applied by one UPDATE; 1 switches coalescing off (one UPDATE per job). */
     COALESCE_MAX_BATCH: positiveInt(500),
     /** How long a coalescing batch waits for more single cancels before it is applied. */
