@@ -10,7 +10,7 @@ import { type Kysely, sql } from 'kysely';
  * random leaf of the primary key among them). At fillfactor 45 a page holds 27 rows and room for all of
  * their new versions. Measured on 1,000,000 rewards (this 2-core machine, EXPLAIN and backend CPU
  * time): 87 % → 100 % HOT; one UPDATE of all the rows recording a job id 5.5–6.4 s of CPU → 2.9–3.9 s;
- * the worker's batched cancel with two connections 9.1–11.4 s of CPU → 6.1–6.5 s. The table is 11 %
+ * the worker's batched statements over two connections 9.1–11.4 s of CPU → 6.1–7.8 s. The table is 11 %
  * larger (37,038 pages instead of 33,334).
  *
  * Like 2026-11-21T0000, it applies to pages written from then on; on a deployment that already holds
