@@ -7,6 +7,7 @@ import * as signatureVersion from './migrations/2026-11-22T0200-signature-versio
 import * as webhooks from './migrations/2026-11-22T0300-webhooks.js';
 import * as jobRewards from './migrations/2026-11-22T0400-job-rewards.js';
 import * as sessionBetSlipJson from './migrations/2026-11-22T0500-session-bet-slip-json.js';
+import * as rewardsCancelRoom from './migrations/2026-11-22T0600-rewards-cancel-room.js';
 
 /**
  * Migrations are listed here rather than read from a folder, so that the built code and the
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T0300-webhooks': webhooks,
   '2026-11-22T0400-job-rewards': jobRewards,
   '2026-11-22T0500-session-bet-slip-json': sessionBetSlipJson,
+  '2026-11-22T0600-rewards-cancel-room': rewardsCancelRoom,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
