@@ -24,6 +24,7 @@ import { prepareData } from './phases/prepare.phase.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_PATH = join(root, 'bench/results/latest.json');
 const LOG_DIR = join(root, 'bench/results/logs');
+const PROFILE_DIR = join(root, 'bench/results/profiles');
 
 async function main(): Promise<number> {
   let settings: ReturnType<typeof parseBenchArgs>;
@@ -43,7 +44,11 @@ async function main(): Promise<number> {
   const runId = process.pid;
   rmSync(LOG_DIR, { recursive: true, force: true });
   mkdirSync(LOG_DIR, { recursive: true });
-  const services = new ServiceGroup(root, LOG_DIR);
+  if (settings.profile) {
+    rmSync(PROFILE_DIR, { recursive: true, force: true });
+    mkdirSync(PROFILE_DIR, { recursive: true });
+  }
+  const services = new ServiceGroup(root, LOG_DIR, settings.profile ? PROFILE_DIR : null);
   const databases = new BenchDatabases(settings.databaseUrl, runId);
   const queue = new QueueKeys(settings.redisUrl, `{bench-${runId}}`);
   const checks = new Checks();

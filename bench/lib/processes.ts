@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { RAW_BASELINE_PATHS } from '../raw-baseline/paths.js';
 import { pollUntil } from './progress.js';
 
@@ -51,9 +51,14 @@ export class ServiceGroup {
   private readonly children = new Set<ChildProcess>();
   private sequence = 0;
 
+  /**
+   * `profileDir`: when set, every API and worker process runs with `node --cpu-prof` and writes its
+   * CPU profile there (`<log name>.cpuprofile`) when it exits (the services exit on SIGTERM).
+   */
   constructor(
     private readonly root: string,
     private readonly logDir: string,
+    private readonly profileDir: string | null = null,
   ) {}
 
   async start(
@@ -64,17 +69,26 @@ export class ServiceGroup {
   ): Promise<RunningService> {
     const port = await freePort();
     const logPath = this.nextLogPath(name);
-    const child = this.spawnNode(`dist/${kind}/index.js`, [], logPath, {
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      ...environment.extra,
-      HOST: '127.0.0.1',
-      DATABASE_URL: environment.databaseUrl,
-      REDIS_URL: environment.redisUrl,
-      QUEUE_PREFIX: environment.queuePrefix,
-      ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
-      ...extraEnv,
-    });
+    const profileArgs = this.profileDir
+      ? ['--cpu-prof', '--cpu-prof-dir', this.profileDir, '--cpu-prof-name', `${basename(logPath, '.log')}.cpuprofile`]
+      : [];
+    const child = this.spawnNode(
+      `dist/${kind}/index.js`,
+      [],
+      logPath,
+      {
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        ...environment.extra,
+        HOST: '127.0.0.1',
+        DATABASE_URL: environment.databaseUrl,
+        REDIS_URL: environment.redisUrl,
+        QUEUE_PREFIX: environment.queuePrefix,
+        ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
+        ...extraEnv,
+      },
+      { nodeArgs: profileArgs },
+    );
     return this.whenAnswering(kind, name, child, port, logPath, async (baseUrl) => {
       const response = await fetch(`${baseUrl}/readyz`);
       await response.body?.cancel();

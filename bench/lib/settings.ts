@@ -44,6 +44,8 @@ export interface BenchSettings {
    * editing code. A run's own settings (the single-cancel baseline's COALESCE_MAX_BATCH=1) win.
    */
   serviceEnv: Record<string, string>;
+  /** `--profile`: API and worker processes run with `node --cpu-prof` (bench/results/profiles/). */
+  profile: boolean;
 }
 
 /** The phase groups `--only` can name, in the order they run. */
@@ -62,6 +64,9 @@ its own (DATABASE_URL's server, REDIS_URL), and writes bench/results/latest.json
                    data the others need is not seeded
   --env KEY=VALUE  extra configuration for every API and worker process (repeatable), e.g.
                    --env WORKER_BULK_CONCURRENCY=1 --env LOG_LEVEL=warn
+  --profile        run the API and workers under node --cpu-prof; their CPU profiles land
+                   in bench/results/profiles/ (open them in Chrome DevTools, or summarise
+                   them with: npx tsx bench/profile-summary.ts FILE.cpuprofile)
   --help           this text
 Every run checks correctness (every targeted reward cancelled, counts equal to the rows, no request
 errors) and exits non-zero if anything is wrong; timing never fails the run.
@@ -79,6 +84,7 @@ export function parseBenchArgs(
       quick: { type: 'boolean' },
       env: { type: 'string', multiple: true },
       only: { type: 'string' },
+      profile: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -120,6 +126,7 @@ export function parseBenchArgs(
     fairTurns: { jobs: quick ? 10 : 50, playersPerJob: quick ? 200 : 2_000, rewardsPerPlayer: 3, bIds: 10 },
     only,
     serviceEnv,
+    profile: values.profile === true,
   };
 }
 
