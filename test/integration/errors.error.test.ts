@@ -160,6 +160,57 @@ describe('body size', () => {
   });
 });
 
+describe('reading the body', () => {
+  it('joins a body sent in small chunks, a character cut between two of them', async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify(signedBody(merchant, { name: 'Ünïcødé ✓ 🎰' })));
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let offset = 0; offset < bytes.length; offset += 3) controller.enqueue(bytes.slice(offset, offset + 3));
+        controller.close();
+      },
+    });
+    const response = await rawPost(READ_ALL, stream, { 'content-type': 'application/json' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual([]);
+  });
+
+  it('drops a leading byte-order mark, as a JSON reader does', async () => {
+    const body = `\ufeff${JSON.stringify(signedBody(merchant, { id: randomUUID() }))}`;
+    const response = await rawPost(CANCEL, new TextEncoder().encode(body), { 'content-type': 'application/json' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-job-id')).toMatch(UUID);
+  });
+
+  it('lets a client leave in the middle of its body: the request ends (logged, counted) and others are answered', async () => {
+    // The request counter moves only when a request has run to its end, through the access log.
+    const abandoned = async () => {
+      const metrics = await (await fetch(`${api.baseUrl}/metrics`)).text();
+      const line = metrics
+        .split('\n')
+        .find(
+          (entry) =>
+            entry.startsWith('gateway_http_requests_total{') &&
+            entry.includes(`route="${CANCEL}"`) &&
+            entry.includes('status="400"'),
+        );
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await abandoned();
+    const { hostname, port } = new URL(api.baseUrl);
+    const socket = tcpConnect(Number(port), hostname);
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    socket.write(
+      `POST ${CANCEL} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 500\r\n\r\n{"merchantId":',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    await expect.poll(abandoned, { timeout: 2_000 }).toBe(before + 1);
+    const response = await api.post(READ_ALL, signedBody(merchant));
+    expect(response.status).toBe(200);
+  });
+});
+
 describe('content type', () => {
   it.each([
     'text/plain',
