@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from '../../src/shared/db/client.js';
 import type { Database } from '../../src/shared/db/schema.js';
+import { recordJobsFinished } from '../../src/shared/repositories/cancellation-jobs.repository.js';
 import {
   cancelRewardsByIdentifiers,
   cancelRewardsOfPlayers,
@@ -332,5 +334,50 @@ describe('cancelRewardsOfPlayers and countCancelledByJob', () => {
     expect(await run({ rewardConfigurationId: otherConfigurationId, externalRewardConfigurationId: 'conf-b' })).toEqual(
       { picked: 1, cancelled: 1 },
     );
+  });
+});
+
+describe('the coalesced single-cancel write', () => {
+  it('is two prepared statements whose text is the same for any batch size', async () => {
+    // One connection: a statement prepared once is reused for every batch after it. Were the text to
+    // change with the batch size, node-postgres would refuse the second text under the same name.
+    const db = createDb({ connectionString: env.databaseUrl, poolSize: 1, applicationName: 'rewards-test-prepared' });
+    try {
+      for (const size of [1, 3, 7]) {
+        const created = await rewards(Array.from({ length: size }, () => ({ playerId: unique('prepared') })));
+        const requests = created.map((reward) => ({ jobId: randomUUID(), merchantId, rewardId: reward.id }));
+        const at = new Date();
+        await db.transaction().execute(async (trx) => {
+          expect(await cancelSingleRewards(trx, requests)).toEqual(requests.map(() => 'cancelled'));
+          await recordJobsFinished(
+            trx,
+            requests.map((request) => ({
+              id: request.jobId,
+              merchantId,
+              operation: 'cancel',
+              createdAt: at,
+              startedAt: at,
+              finishedAt: at,
+              state: 'completed' as const,
+              counts: { requested: 1, cancelled: 1 },
+            })),
+          );
+        });
+        const recorded = await env.db
+          .selectFrom('cancellation_jobs')
+          .select(['state', 'cancelled', 'attempts'])
+          .where(
+            'id',
+            'in',
+            requests.map((request) => request.jobId),
+          )
+          .execute();
+        expect(recorded).toEqual(requests.map(() => ({ state: 'completed', cancelled: 1, attempts: 1 })));
+      }
+      const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`.execute(db);
+      expect(prepared.rows.map((row) => row.name)).toEqual(['cancel-single-rewards', 'record-jobs-finished']);
+    } finally {
+      await db.destroy();
+    }
   });
 });

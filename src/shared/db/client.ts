@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -28,6 +28,15 @@ const preparedNames = new Map<string, string>();
 export function preparedStatement(name: string, text: string): string {
   preparedNames.set(text, name);
   return text;
+}
+
+/**
+ * A query compiled from a template whose text is the same on every call (only its parameters differ),
+ * sent as the named prepared statement `name` (see `preparedStatement`).
+ */
+export function prepared<R>(name: string, query: CompiledQuery<R>): CompiledQuery<R> {
+  preparedStatement(name, query.sql);
+  return query;
 }
 
 /**

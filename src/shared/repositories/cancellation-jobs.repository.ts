@@ -1,4 +1,5 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
+import { preparedStatement } from '../db/client.js';
 import type { CancellationJobRow, Database, JobState } from '../db/schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -64,46 +65,59 @@ export interface JobOutcome extends JobRecord {
   finishedAt: Date;
 }
 
+/**
+ * The finished jobs' audit rows, one upsert for all of them. Columns travel as one array each
+ * (`unnest`), so the text never changes with the number of jobs and the statement is prepared once per
+ * connection: coalesced single cancels finish in batches of a few to hundreds of jobs, thousands of
+ * times a minute, and a VALUES list of 16 parameters per job had Postgres parse and plan a new
+ * statement of up to 8,000 parameters every time.
+ */
+const RECORD_JOBS_FINISHED = preparedStatement(
+  'record-jobs-finished',
+  `INSERT INTO cancellation_jobs AS j (
+     id, merchant_id, operation, state, request_id, requested, cancelled, already_cancelled,
+     not_cancellable, not_found, players, error, created_at, started_at, finished_at, attempts
+   )
+   SELECT t.*, 1 FROM unnest(
+     $1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[],
+     $9::int[], $10::int[], $11::int[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::timestamptz[]
+   ) AS t
+   ON CONFLICT (id) DO UPDATE SET
+     state = excluded.state,
+     requested = excluded.requested,
+     cancelled = excluded.cancelled,
+     already_cancelled = excluded.already_cancelled,
+     not_cancellable = excluded.not_cancellable,
+     not_found = excluded.not_found,
+     players = excluded.players,
+     error = excluded.error,
+     started_at = coalesce(j.started_at, excluded.started_at),
+     finished_at = excluded.finished_at,
+     updated_at = now()`,
+);
+
 export async function recordJobsFinished(db: Executor, outcomes: readonly JobOutcome[]): Promise<void> {
   if (outcomes.length === 0) return;
-  await db
-    .insertInto('cancellation_jobs')
-    .values(
-      outcomes.map((job) => ({
-        id: job.id,
-        merchant_id: job.merchantId,
-        operation: job.operation,
-        state: job.state,
-        request_id: job.requestId ?? null,
-        requested: job.counts.requested ?? null,
-        cancelled: job.counts.cancelled ?? null,
-        already_cancelled: job.counts.alreadyCancelled ?? null,
-        not_cancellable: job.counts.notCancellable ?? null,
-        not_found: job.counts.notFound ?? null,
-        players: job.counts.players ?? null,
-        error: job.error ?? null,
-        created_at: job.createdAt,
-        started_at: job.startedAt,
-        finished_at: job.finishedAt,
-        attempts: 1,
-      })),
-    )
-    .onConflict((oc) =>
-      oc.column('id').doUpdateSet((eb) => ({
-        state: eb.ref('excluded.state'),
-        requested: eb.ref('excluded.requested'),
-        cancelled: eb.ref('excluded.cancelled'),
-        already_cancelled: eb.ref('excluded.already_cancelled'),
-        not_cancellable: eb.ref('excluded.not_cancellable'),
-        not_found: eb.ref('excluded.not_found'),
-        players: eb.ref('excluded.players'),
-        error: eb.ref('excluded.error'),
-        started_at: eb.fn.coalesce('cancellation_jobs.started_at', eb.ref('excluded.started_at')),
-        finished_at: eb.ref('excluded.finished_at'),
-        updated_at: sql<Date>`now()`,
-      })),
-    )
-    .execute();
+  const column = <T>(value: (job: JobOutcome) => T) => outcomes.map(value);
+  await db.executeQuery(
+    CompiledQuery.raw(RECORD_JOBS_FINISHED, [
+      column((job) => job.id),
+      column((job) => job.merchantId),
+      column((job) => job.operation),
+      column((job) => job.state),
+      column((job) => job.requestId ?? null),
+      column((job) => job.counts.requested ?? null),
+      column((job) => job.counts.cancelled ?? null),
+      column((job) => job.counts.alreadyCancelled ?? null),
+      column((job) => job.counts.notCancellable ?? null),
+      column((job) => job.counts.notFound ?? null),
+      column((job) => job.counts.players ?? null),
+      column((job) => job.error ?? null),
+      column((job) => job.createdAt),
+      column((job) => job.startedAt),
+      column((job) => job.finishedAt),
+    ]),
+  );
 }
 
 export async function findJobRecord(db: Executor, jobId: string): Promise<CancellationJobRow | undefined> {

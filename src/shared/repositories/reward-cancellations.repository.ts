@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { prepared } from '../db/client.js';
 import type { Database } from '../db/schema.js';
 import { listCancelledRewards } from './job-rewards.repository.js';
 
@@ -35,7 +36,9 @@ export async function cancelSingleRewards(
   requests: readonly SingleCancelRequest[],
 ): Promise<RewardOutcome[]> {
   if (requests.length === 0) return [];
-  const result = await sql<{ ordinal: number; outcome: RewardOutcome }>`
+  // The text is the same for any number of requests (four arrays): prepared once per connection, as
+  // this runs for every coalesced batch and planning it costs more than running a small batch.
+  const query = sql<{ ordinal: number; outcome: RewardOutcome }>`
     WITH input AS (
       SELECT * FROM unnest(
         ${requests.map((r) => r.jobId)}::uuid[],
@@ -72,7 +75,8 @@ export async function cancelSingleRewards(
     LEFT JOIN matched m ON m.ordinal = i.ordinal
     LEFT JOIN updated u ON u.id = m.id AND u.cancellation_job_id = i.job_id
     ORDER BY i.ordinal
-  `.execute(db);
+  `.compile(db);
+  const result = await db.executeQuery(prepared('cancel-single-rewards', query));
   return result.rows.map((row) => row.outcome);
 }
 
