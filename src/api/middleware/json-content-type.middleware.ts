@@ -1,13 +1,14 @@
 import type { MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
+import { requestHeader } from '../node-http.js';
 
 const JSON_MEDIA_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;.*)?$/i;
 
 /** A body must be JSON; a request without a Content-Type is read as JSON too (docs/design.md §3). */
 export function requireJsonContentType(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const contentType = c.req.header('content-type');
+    const contentType = requestHeader(c, 'content-type');
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && contentType && !JSON_MEDIA_TYPE.test(contentType)) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE');
     }

@@ -2,13 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
+import { nodeRequest, requestHeader } from '../node-http.js';
 
 /**
  * Reads every request body once, as bytes, with the size limit, before any route sees it.
  *
- * The one place the API steps around the web `Request`: on Node, @hono/node-server hands hono a
- * lightweight request that becomes a real `Request` (a `Headers`, an `AbortSignal`, a web
- * `ReadableStream` over the socket) the moment anything touches its body. Profiles of the API under
+ * Where the API steps around the web `Request` for the body (see node-http.ts): on Node,
+ * @hono/node-server hands hono a lightweight request that becomes a real `Request` (a `Headers`, an
+ * `AbortSignal`, a web `ReadableStream` over the socket) the moment anything touches its body. Profiles of the API under
  * load put that at about a tenth of its CPU, for bodies of a few hundred bytes. So the bytes are read
  * straight from Node's `IncomingMessage`, then handed to hono's own body cache: `c.req.json()`,
  * `c.req.text()` and the validators read them from there as they would have read the stream, and
@@ -19,8 +20,8 @@ export function readRequestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD') return next();
-    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    const declared = Number(incoming ? incoming.headers['content-length'] : c.req.header('content-length'));
+    const incoming = nodeRequest(c);
+    const declared = Number(requestHeader(c, 'content-length'));
     // Refused before a byte is read: the sender said how much is coming.
     if (declared > limitBytes) throw new AppError('PAYLOAD_TOO_LARGE');
     const body = incoming ? await readIncoming(incoming, limitBytes) : await readWebBody(c.req.raw, limitBytes);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
+import { nodeResponse, requestHeader } from '../node-http.js';
 import { RequestLogger } from '../request-logger.js';
 
 /** A caller's id is kept when it is short and plain enough to put in a log line; else we make one. */
@@ -8,12 +9,15 @@ const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function requestId(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const given = c.req.header('x-request-id');
+    const given = requestHeader(c, 'x-request-id');
     const id = given && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
     c.set('requestId', id);
     c.set('logger', new RequestLogger(c.get('deps').logger, { requestId: id }));
+    // On Node's response, whose own headers Node merges into whatever answer is written (a handler's,
+    // or onError's for a thrown error), without hono building a Headers object for the answer.
+    const outgoing = nodeResponse(c);
+    outgoing?.setHeader('X-Request-Id', id);
     await next();
-    // Set on the response as it leaves, whichever produced it (a handler, or onError for a thrown error).
-    c.res.headers.set('X-Request-Id', id);
+    if (!outgoing) c.res.headers.set('X-Request-Id', id);
   };
 }
