@@ -9,12 +9,12 @@ import { nodeRequest, requestHeader } from '../node-http.js';
  *
  * Where the API steps around the web `Request` for the body (see node-http.ts): on Node,
  * @hono/node-server hands hono a lightweight request that becomes a real `Request` (a `Headers`, an
- * `AbortSignal`, a web `ReadableStream` over the socket) the moment anything touches its body. Profiles of the API under
- * load put that at about a tenth of its CPU, for bodies of a few hundred bytes. So the bytes are read
- * straight from Node's `IncomingMessage`, then handed to hono's own body cache: `c.req.json()`,
- * `c.req.text()` and the validators read them from there as they would have read the stream, and
- * nothing downstream knows the difference. Without a Node request (hono's `app.request()` in a
- * script) the web body is read instead, with the same limit.
+ * `AbortSignal`, a web `ReadableStream` over the socket) the moment anything touches its body.
+ * Profiles of the API under load put that at about a tenth of its CPU, for bodies of a few hundred
+ * bytes. So the bytes are read straight from Node's `IncomingMessage`, then handed to hono's own body
+ * cache: `c.req.json()`, `c.req.text()` and the validators read them from there as they would have
+ * read the stream, and nothing downstream knows the difference. Without a Node request (hono's
+ * `app.request()` in a script) the web body is read instead, with the same limit.
  */
 export function readRequestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
