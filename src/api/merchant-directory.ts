@@ -32,6 +32,8 @@ export interface MerchantDirectoryOptions {
 interface CachedMerchant {
   merchant: AuthenticatedMerchant;
   bytes: number;
+  /** When the record was read (epoch ms). */
+  loadedAt: number;
 }
 
 /** An id that names no merchant costs its key and the bookkeeping around it. */
@@ -49,15 +51,26 @@ const RECORD_OVERHEAD_BYTES = 512;
  * made-up ids only ever evicts other made-up ids, never the records of real merchants. (Each new
  * made-up id still costs one primary-key lookup; remembering them only spares repeats.)
  * Keys are lower-cased: a UUID is the same merchant whatever the case it is written in.
+ *
+ * Concurrent misses for one id share one lookup, and a record older than half the TTL is served
+ * while one reload runs in the background (refresh ahead): a merchant that keeps sending is never
+ * held up by its own record's expiry, also while bulk work keeps Postgres busy. A record is still
+ * never used longer than the TTL after it was read.
  */
 export class MerchantDirectory {
   private readonly known: BoundedCache<CachedMerchant>;
   private readonly unknown: BoundedCache<true>;
+  /** Lookups under way, one per id. */
+  private readonly loading = new Map<string, Promise<AuthenticatedMerchant | null>>();
+  /** Bumped by every `forget`: a lookup that began before it may hold the old record, so it is not kept. */
+  private generation = 0;
+  private readonly ttlMs: number;
 
   constructor(
     private readonly db: Db,
     options: MerchantDirectoryOptions,
   ) {
+    this.ttlMs = options.ttlMs;
     this.known = new BoundedCache({
       ttlMs: options.ttlMs,
       maxEntries: options.maxEntries,
@@ -77,9 +90,28 @@ export class MerchantDirectory {
   async find(merchantId: string): Promise<AuthenticatedMerchant | null> {
     const key = merchantId.toLowerCase();
     const cached = this.known.get(key);
-    if (cached) return cached.merchant;
+    if (cached) {
+      if (Date.now() - cached.loadedAt >= this.ttlMs / 2 && !this.loading.has(key)) {
+        // A failed reload leaves the record to expire; the next miss then meets the error.
+        this.load(key).catch(() => {});
+      }
+      return cached.merchant;
+    }
     if (this.unknown.get(key)) return null;
+    return this.loading.get(key) ?? this.load(key);
+  }
 
+  private load(key: string): Promise<AuthenticatedMerchant | null> {
+    const loaded = this.read(key).finally(() => {
+      if (this.loading.get(key) === loaded) this.loading.delete(key);
+    });
+    this.loading.set(key, loaded);
+    return loaded;
+  }
+
+  private async read(key: string): Promise<AuthenticatedMerchant | null> {
+    const loadedAt = Date.now();
+    const generation = this.generation;
     let row: Merchant | undefined;
     try {
       row = await findMerchantById(this.db, key);
@@ -91,12 +123,16 @@ export class MerchantDirectory {
       if (lastKnown) return lastKnown.merchant;
       throw error;
     }
+    const current = this.generation === generation;
     if (!row) {
-      this.unknown.set(key, true);
+      if (current) {
+        this.known.delete(key);
+        this.unknown.set(key, true, loadedAt);
+      }
       return null;
     }
     const merchant = toAuthenticatedMerchant(row);
-    this.known.set(key, { merchant, bytes: recordBytes(row) });
+    if (current) this.known.set(key, { merchant, bytes: recordBytes(row), loadedAt }, loadedAt);
     return merchant;
   }
 
@@ -105,6 +141,8 @@ export class MerchantDirectory {
     const key = merchantId.toLowerCase();
     this.known.delete(key);
     this.unknown.delete(key);
+    this.generation += 1;
+    this.loading.delete(key);
   }
 }
 

@@ -13,6 +13,13 @@ import { BoundedCache } from '../shared/bounded-cache.js';
  * configuration written through this process's admin API clears the merchant's entries at once;
  * other API processes see it within the TTL. Concurrent misses for one key share a single query
  * (those in flight are bounded by the requests being served, not by the cache).
+ *
+ * Refresh ahead: a hit on an answer older than half the TTL is served as it is and starts one
+ * reload in the background, which replaces the answer when it arrives. A key that is asked for
+ * steadily is therefore never missed after its first load: no caller waits for the query, also while
+ * a large cancel keeps Postgres busy (measured: readAll p99 during a 1,000,000-reward cancel, where
+ * the misses were the slow requests). An answer is still never served longer than the TTL after it
+ * was read.
  */
 export interface CachedReadAll {
   body: string;
@@ -27,6 +34,8 @@ export interface ReadAllCacheOptions {
 
 interface StoredReadAll extends CachedReadAll {
   merchantId: string;
+  /** When the answer was read (epoch ms). */
+  loadedAt: number;
 }
 
 export class ReadAllCache {
@@ -53,16 +62,26 @@ export class ReadAllCache {
     const id = merchantId.toLowerCase();
     const fullKey = `${id}\u0000${key}`;
     const cached = this.answers.get(fullKey);
-    if (cached) return cached;
+    if (cached) {
+      if (Date.now() - cached.loadedAt >= this.options.ttlMs / 2 && !this.inFlight.has(fullKey)) {
+        // A failed reload leaves the answer to expire; the next miss then reports the error.
+        this.load(id, fullKey, load).catch(() => {});
+      }
+      return cached;
+    }
     const pending = this.inFlight.get(fullKey);
     if (pending) return pending.value;
+    return this.load(id, fullKey, load);
+  }
 
+  private async load(id: string, fullKey: string, load: () => Promise<CachedReadAll>): Promise<CachedReadAll> {
     const generation = this.generation;
+    const loadedAt = Date.now();
     const value = load();
     this.inFlight.set(fullKey, { value, merchantId: id });
     try {
       const answer = await value;
-      if (this.generation === generation) this.answers.set(fullKey, { ...answer, merchantId: id });
+      if (this.generation === generation) this.answers.set(fullKey, { ...answer, merchantId: id, loadedAt }, loadedAt);
       return answer;
     } finally {
       // A failed load is not remembered: the next request tries again.

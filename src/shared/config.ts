@@ -142,11 +142,12 @@ export const configSchema = z
     /** Concurrent single-cancel jobs one worker holds; they are applied together (coalesced). */
     WORKER_CANCEL_CONCURRENCY: positiveInt(500),
     /**
-     * Concurrent bulk jobs (and child jobs) one worker runs. One per replica by default: each is bound by
-     * one Postgres backend's CPU, so throughput grows by adding replicas (or cores), not by piling
-     * transactions onto the same cores, which only slows the reads beside them.
+     * Concurrent bulk jobs (and child jobs) one worker runs, each on a Postgres connection of its own.
+     * Two by default: a split job's parts then run two at a time, so one replica keeps two Postgres
+     * cores busy (measured: a 1,000,000-reward bulkCancelByQuery 1.7× faster than with one). More than
+     * the database's cores only piles transactions onto the same CPUs.
      */
-    WORKER_BULK_CONCURRENCY: positiveInt(1),
+    WORKER_BULK_CONCURRENCY: positiveInt(2),
     /** Most single cancels applied by one UPDATE; 1 switches coalescing off (one UPDATE per job). */
     COALESCE_MAX_BATCH: positiveInt(500),
     /** How long a coalescing batch waits for more single cancels before it is applied. */

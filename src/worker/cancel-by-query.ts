@@ -2,6 +2,7 @@ import type { Job } from 'bullmq';
 import type { QueryCursor } from '../shared/queue/job-catalogue.js';
 import {
   cancelRewardsOfPlayers,
+  cancelSliceOfPlayers,
   countCancelledByJob,
   type QueryFilter,
 } from '../shared/repositories/reward-cancellations.repository.js';
@@ -56,44 +57,53 @@ export async function cancelByQuery(
   };
   // The job may be running again (a crash, a lost lock, a hand-back, a database outage, a redelivery),
   // and batches of the slice in flight may have committed after the last checkpoint — in the first
-  // slice there is no checkpoint at all, and nothing on the job says whether it ran before. So the
-  // slice it starts with is always counted from the rewards themselves (they carry the job id): one
-  // indexed count over about one batch of rows, and the total stays exact on every path.
-  let carried = await countCancelledByJob(deps.db, {
-    jobId: work.rootJobId,
-    merchantId: work.merchantId,
-    playerIds: players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize),
-  });
+  // slice there is no checkpoint at all. So a job that has been started before counts the slice it
+  // starts with from the rewards themselves (they carry the job id): one indexed count over about one
+  // batch of rows, and the total stays exact on every path. BullMQ counts every start of a job
+  // (`attemptsStarted`, raised as the job becomes active, whatever brought it back), so the count is
+  // skipped only on a job's very first start, when nothing of it can have committed yet.
+  const firstStart = work.cursor === undefined && job.attemptsStarted <= 1;
+  let carried = firstStart
+    ? 0
+    : await countCancelledByJob(deps.db, {
+        jobId: work.rootJobId,
+        merchantId: work.merchantId,
+        playerIds: players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize),
+      });
 
   while (cursor.playerIndex < players.length) {
     const slice = players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize);
     let sliceCancelled = carried;
-    let slicePicked = carried;
     carried = 0;
-    for (;;) {
+    const query = { jobId: work.rootJobId, merchantId: work.merchantId, playerIds: slice, filter: work.filter };
+    await yieldIfStopping(deps, job, token);
+    // Aborted by the merchant: stop before the next statement; what was applied stays and is counted.
+    if (await abortRequested(deps, work.rootJobId)) {
+      return { players: players.length, cancelled: cursor.cancelled + sliceCancelled };
+    }
+    // Usually the whole slice is one statement (it was sized to fit one batch); a slice whose players
+    // hold more rewards than that is cancelled in batches of at most CANCEL_BATCH_SIZE instead.
+    const whole = await cancelSliceOfPlayers(deps.db, { ...query, limit: batchSize });
+    if (whole.applied) {
+      sliceCancelled += whole.cancelled;
+      observeBatch(deps, whole.cancelled, whole.cancelled);
+    }
+    while (!whole.applied) {
       await yieldIfStopping(deps, job, token);
-      // Aborted by the merchant: stop before the next batch; what was applied stays and is counted.
       if (await abortRequested(deps, work.rootJobId)) {
         return { players: players.length, cancelled: cursor.cancelled + sliceCancelled };
       }
-      const result = await deps.db.transaction().execute((trx) =>
-        cancelRewardsOfPlayers(trx, {
-          jobId: work.rootJobId,
-          merchantId: work.merchantId,
-          playerIds: slice,
-          filter: work.filter,
-          limit: batchSize,
-        }),
-      );
+      const result = await deps.db
+        .transaction()
+        .execute((trx) => cancelRewardsOfPlayers(trx, { ...query, limit: batchSize }));
       sliceCancelled += result.cancelled;
-      slicePicked += result.picked;
-      deps.metrics.batchSize.observe({ operation: 'bulkCancelByQuery' }, result.picked);
-      if (result.cancelled > 0) deps.metrics.rewardsCancelled.inc({ operation: 'bulkCancelByQuery' }, result.cancelled);
+      observeBatch(deps, result.picked, result.cancelled);
       if (result.picked < batchSize) break;
     }
 
     const playersDone = cursor.playerIndex + slice.length;
-    const picked = cursor.picked + slicePicked;
+    // Sized by the rewards the slices held in any state: the bound the one-statement path checks.
+    const picked = cursor.picked + whole.rewards;
     const rewardsPerPlayer = picked / playersDone;
     cursor = {
       playerIndex: playersDone,
@@ -107,4 +117,9 @@ export async function cancelByQuery(
     ]);
   }
   return { players: players.length, cancelled: cursor.cancelled };
+}
+
+function observeBatch(deps: WorkerDeps, rewards: number, cancelled: number): void {
+  deps.metrics.batchSize.observe({ operation: 'bulkCancelByQuery' }, rewards);
+  if (cancelled > 0) deps.metrics.rewardsCancelled.inc({ operation: 'bulkCancelByQuery' }, cancelled);
 }

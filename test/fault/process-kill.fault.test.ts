@@ -201,7 +201,13 @@ describe('a worker killed with kill -9', { timeout: 120_000 }, () => {
   });
 
   it('in a part of a split bulkCancelByQuery (in its first slice): resumed within 15 s, exact counts', async () => {
-    const tuning = { CANCEL_BATCH_SIZE: String(BATCH), FANOUT_THRESHOLD: '40', FANOUT_CHUNK_SIZE: '20' };
+    // One part at a time, so that exactly one part is inside its first slice when the worker dies.
+    const tuning = {
+      CANCEL_BATCH_SIZE: String(BATCH),
+      FANOUT_THRESHOLD: '40',
+      FANOUT_CHUNK_SIZE: '20',
+      WORKER_BULK_CONCURRENCY: '1',
+    };
     const api = await start('api', tuning);
     const first = await start('worker', tuning);
 

@@ -23,7 +23,13 @@ let other: MerchantFixture;
 
 beforeAll(async () => {
   // Batches of 10 rewards, one player (10 rewards) per slice; above 50 players a job is split into parts of 20.
-  env = await createTestEnvironment({ CANCEL_BATCH_SIZE: '10', FANOUT_THRESHOLD: '50', FANOUT_CHUNK_SIZE: '20' });
+  // One bulk job at a time, so that a held part keeps the parts behind it waiting.
+  env = await createTestEnvironment({
+    CANCEL_BATCH_SIZE: '10',
+    FANOUT_THRESHOLD: '50',
+    FANOUT_CHUNK_SIZE: '20',
+    WORKER_BULK_CONCURRENCY: '1',
+  });
   api = await startTestApi(env);
   [merchant, other] = await Promise.all([createMerchant(env.db), createMerchant(env.db)]);
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MerchantDirectory } from '../../src/api/merchant-directory.js';
 import { ReadAllCache } from '../../src/api/read-all-cache.js';
 import { startTestApi } from '../helpers/api.js';
@@ -39,6 +39,25 @@ describe('merchant directory', () => {
     expect((await directory.find(merchant.id.toUpperCase()))?.status).toBe('ACTIVE');
     directory.forget(merchant.id.toUpperCase());
     expect((await directory.find(merchant.id))?.status).toBe('DISABLED');
+  });
+
+  it('reloads a record past half its TTL in the background, serving the held one meanwhile', async () => {
+    vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] });
+    try {
+      const directory = new MerchantDirectory(env.db, { ttlMs: 10_000, maxEntries: 100, maxBytes: 1_000_000 });
+      const merchant = await createMerchant(env.db);
+      await directory.find(merchant.id);
+      await disableBehindTheCache(merchant.id);
+      vi.setSystemTime(Date.now() + 4_900); // younger than half the TTL: a plain hit, nothing reloaded
+      expect((await directory.find(merchant.id))?.status).toBe('ACTIVE');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await directory.find(merchant.id))?.status).toBe('ACTIVE');
+      vi.setSystemTime(Date.now() + 200); // past half the TTL, well within it: served, and reloaded
+      expect((await directory.find(merchant.id))?.status).toBe('ACTIVE');
+      await vi.waitFor(async () => expect((await directory.find(merchant.id))?.status).toBe('DISABLED'));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('evicts the least recently used merchant past maxEntries', async () => {

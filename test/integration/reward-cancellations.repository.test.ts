@@ -8,6 +8,7 @@ import {
   cancelRewardsByIdentifiers,
   cancelRewardsOfPlayers,
   cancelSingleRewards,
+  cancelSliceOfPlayers,
   countCancelledByJob,
   findExternalIdsNamedById,
   type SingleCancelRequest,
@@ -334,6 +335,61 @@ describe('cancelRewardsOfPlayers and countCancelledByJob', () => {
     expect(await run({ rewardConfigurationId: otherConfigurationId, externalRewardConfigurationId: 'conf-b' })).toEqual(
       { picked: 1, cancelled: 1 },
     );
+  });
+});
+
+describe('cancelSliceOfPlayers', () => {
+  it('cancels the whole slice in one statement when its players hold at most `limit` rewards, and lists them', async () => {
+    const [p1, p2] = [unique('s1'), unique('s2')];
+    const created = await rewards([
+      { playerId: p1 },
+      { playerId: p1, status: 'USED' },
+      { playerId: p2 },
+      { playerId: p2, status: 'CANCELLED' },
+    ]);
+    await rewards([{ playerId: p1 }], { merchant: otherMerchantId, configuration: foreignConfigurationId });
+    const jobId = randomUUID();
+    const slice = (limit: number) =>
+      cancelSliceOfPlayers(env.db, { jobId, merchantId, playerIds: [p1, p2], filter: {}, limit });
+
+    // Four rewards in any state: above a limit of 3 nothing changes, and the caller is told to batch.
+    expect(await slice(3)).toEqual({ rewards: 4, applied: false, cancelled: 0 });
+    expect((await stateOf(created.map((r) => r.id))).map((r) => r.status)).toEqual([
+      'ACTIVE',
+      'USED',
+      'ACTIVE',
+      'CANCELLED',
+    ]);
+
+    expect(await slice(4)).toEqual({ rewards: 4, applied: true, cancelled: 2 });
+    expect(await slice(4)).toEqual({ rewards: 4, applied: true, cancelled: 0 });
+    expect(await countCancelledByJob(env.db, { jobId, merchantId, playerIds: [p1, p2] })).toBe(2);
+    const listed = await env.db
+      .selectFrom('job_rewards')
+      .select(sql<string>`unnest(reward_ids)`.as('id'))
+      .where('job_id', '=', jobId)
+      .execute();
+    expect(listed.map((row) => row.id).sort()).toEqual([created[0]?.id, created[2]?.id].sort());
+  });
+
+  it('keeps to the configuration filter', async () => {
+    const player = unique('slice-filter');
+    const [inA, inB] = [
+      ...(await rewards([{ playerId: player }])),
+      ...(await rewards([{ playerId: player }], { configuration: otherConfigurationId })),
+    ];
+    const result = await cancelSliceOfPlayers(env.db, {
+      jobId: randomUUID(),
+      merchantId,
+      playerIds: [player],
+      filter: { externalRewardConfigurationId: 'conf-b' },
+      limit: 100,
+    });
+    expect(result).toEqual({ rewards: 2, applied: true, cancelled: 1 });
+    expect((await stateOf([inA?.id as string, inB?.id as string])).map((state) => state.status)).toEqual([
+      'ACTIVE',
+      'CANCELLED',
+    ]);
   });
 });
 

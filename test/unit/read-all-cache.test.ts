@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type CachedReadAll, ReadAllCache, readAllCacheKey } from '../../src/api/read-all-cache.js';
 
 const M1 = '6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f';
@@ -104,5 +104,58 @@ describe('ReadAllCache', () => {
     expect((await stale).body).toBe('[old]');
     const fresh = loader('[new]');
     expect((await cache.get(M2, 'slow', fresh.load)).body).toBe('[new]');
+  });
+
+  describe('refresh ahead', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('serves an answer past half its TTL at once and reloads it in the background, once', async () => {
+      vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
+      const cache = new ReadAllCache({ ttlMs: 2_000, maxEntries: 10, maxBytes: 10_000 });
+      let body = '[v1]';
+      let release: () => void = () => {};
+      const calls = { count: 0 };
+      const load = async (): Promise<CachedReadAll> => {
+        calls.count++;
+        const answer = { body, total: undefined };
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return answer;
+      };
+      const first = cache.get(M1, 'k', load);
+      release();
+      expect((await first).body).toBe('[v1]');
+
+      vi.setSystemTime(1_000_999); // younger than half the TTL: a plain hit
+      expect((await cache.get(M1, 'k', load)).body).toBe('[v1]');
+      expect(calls.count).toBe(1);
+
+      body = '[v2]';
+      vi.setSystemTime(1_001_000); // half the TTL: served as it is, one reload starts
+      expect((await cache.get(M1, 'k', load)).body).toBe('[v1]');
+      expect((await cache.get(M1, 'k', load)).body).toBe('[v1]');
+      expect(calls.count).toBe(2);
+      release();
+      await vi.waitFor(async () => expect((await cache.get(M1, 'k', load)).body).toBe('[v2]'));
+    });
+
+    it('never serves an answer longer than the TTL after it was read, even when the reload failed', async () => {
+      vi.useFakeTimers({ now: 5_000_000, toFake: ['Date'] });
+      const cache = new ReadAllCache({ ttlMs: 2_000, maxEntries: 10, maxBytes: 10_000 });
+      await cache.get(M1, 'k', loader('[v1]').load);
+      vi.setSystemTime(5_001_500);
+      let failures = 0;
+      const failing = async (): Promise<CachedReadAll> => {
+        failures++;
+        throw new Error('database away');
+      };
+      expect((await cache.get(M1, 'k', failing)).body).toBe('[v1]');
+      await vi.waitFor(() => expect(failures).toBe(1));
+      vi.setSystemTime(5_002_000);
+      await expect(cache.get(M1, 'k', failing)).rejects.toThrow('database away');
+    });
   });
 });

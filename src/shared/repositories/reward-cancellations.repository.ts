@@ -1,7 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { prepared } from '../db/client.js';
 import type { Database } from '../db/schema.js';
-import { listCancelledRewards } from './job-rewards.repository.js';
+import { listCancelledRewards, listCancelledRewardsOfJob } from './job-rewards.repository.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -116,9 +116,9 @@ export async function cancelRewardsByIdentifiers(
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
       WHERE r.id = ANY(ARRAY(SELECT id FROM matched)) AND r.status = 'ACTIVE'
-      RETURNING r.id, r.cancellation_job_id
+      RETURNING r.id
     ),
-    ${listCancelledRewards}
+    ${listCancelledRewardsOfJob(jobId)}
     SELECT
       (SELECT count(*) FROM updated)::int
         + (SELECT count(*) FROM matched WHERE status = 'CANCELLED' AND cancellation_job_id = ${jobId})::int AS cancelled,
@@ -183,6 +183,59 @@ export interface QueryBatchResult {
   cancelled: number;
 }
 
+export interface SliceResult {
+  /**
+   * Rewards of the slice's players in any state, counted up to `limit + 1`: an upper bound of the
+   * ACTIVE ones, used to size the next slices.
+   */
+  rewards: number;
+  /** False when the slice holds more than `limit` rewards: nothing was changed, cancel it in batches. */
+  applied: boolean;
+  cancelled: number;
+}
+
+/**
+ * A whole slice of a bulkCancelByQuery in one statement, when its players hold at most `limit`
+ * rewards (so the transaction stays within one batch); otherwise nothing changes and the caller
+ * cancels the slice in batches (cancelRewardsOfPlayers).
+ *
+ * The bound is checked in the same statement by counting the slice's rewards in any state from the
+ * player index alone (an index-only scan stopped at `limit + 1`), which is cheaper than picking the
+ * ACTIVE ones first: on 1,000,000 rewards the statement ran ~8 % faster than the picking batch
+ * below (bench/README.md). Rewards added to these players between the count and the update cannot
+ * occur: both are one statement, one snapshot.
+ */
+export async function cancelSliceOfPlayers(
+  db: Executor,
+  params: { jobId: string; merchantId: string; playerIds: readonly string[]; filter: QueryFilter; limit: number },
+): Promise<SliceResult> {
+  const { jobId, merchantId, playerIds, filter, limit } = params;
+  const result = await sql<SliceResult>`
+    WITH counted AS MATERIALIZED (
+      SELECT count(*)::int AS rewards FROM (
+        SELECT 1 FROM rewards r
+        WHERE r.merchant_id = ${merchantId} AND r.player_id = ANY(${playerIds}::text[])
+        LIMIT ${limit + 1}
+      ) slice
+    ),
+    updated AS (
+      UPDATE rewards r
+      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
+      WHERE r.merchant_id = ${merchantId}
+        AND r.player_id = ANY(${playerIds}::text[])
+        AND r.status = 'ACTIVE'
+        ${configurationCondition(merchantId, filter)}
+        AND (SELECT rewards FROM counted) <= ${limit}
+      RETURNING r.id
+    ),
+    ${listCancelledRewardsOfJob(jobId)}
+    SELECT (SELECT rewards FROM counted) AS rewards,
+      (SELECT rewards FROM counted) <= ${limit} AS applied,
+      (SELECT count(*) FROM updated)::int AS cancelled
+  `.execute(db);
+  return result.rows[0] ?? { rewards: 0, applied: true, cancelled: 0 };
+}
+
 /**
  * One batch of a bulkCancelByQuery: up to `limit` ACTIVE rewards of a slice of players. The slice is
  * small (sized to about one batch), so the player array sent with each statement stays short.
@@ -213,9 +266,9 @@ export async function cancelRewardsOfPlayers(
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
       WHERE r.ctid = ANY(ARRAY(SELECT address FROM picked)) AND r.status = 'ACTIVE'
-      RETURNING r.id, r.cancellation_job_id
+      RETURNING r.id
     ),
-    ${listCancelledRewards}
+    ${listCancelledRewardsOfJob(jobId)}
     SELECT (SELECT count(*) FROM picked)::int AS picked, (SELECT count(*) FROM updated)::int AS cancelled
   `.execute(db);
   return result.rows[0] ?? { picked: 0, cancelled: 0 };
