@@ -5,6 +5,7 @@ import {
   cancelSliceOfPlayers,
   countCancelledByJob,
   type QueryFilter,
+  type SliceListing,
 } from '../shared/repositories/reward-cancellations.repository.js';
 import { abortRequested, yieldIfStopping } from './job-lifecycle.js';
 import type { WorkerDeps } from './worker-context.js';
@@ -63,6 +64,9 @@ export async function cancelByQuery(
   // (`attemptsStarted`, raised as the job becomes active, whatever brought it back), so the count is
   // skipped only on a job's very first start, when nothing of it can have committed yet.
   const firstStart = work.cursor === undefined && job.attemptsStarted <= 1;
+  // On its first start no statement of this job has touched these players, so each slice can leave
+  // its listing for later (see SliceListing); a job that runs again lists what it changes at once.
+  const listing: SliceListing = firstStart ? 'deferred' : 'inline';
   let carried = firstStart
     ? 0
     : await countCancelledByJob(deps.db, {
@@ -83,7 +87,7 @@ export async function cancelByQuery(
     }
     // Usually the whole slice is one statement (it was sized to fit one batch); a slice whose players
     // hold more rewards than that is cancelled in batches of at most CANCEL_BATCH_SIZE instead.
-    const whole = await cancelSliceOfPlayers(deps.db, { ...query, limit: batchSize });
+    const whole = await cancelSliceOfPlayers(deps.db, { ...query, limit: batchSize, listing });
     if (whole.applied) {
       sliceCancelled += whole.cancelled;
       observeBatch(deps, whole.cancelled, whole.cancelled);

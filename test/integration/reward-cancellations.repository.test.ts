@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/shared/db/client.js';
 import type { Database } from '../../src/shared/db/schema.js';
 import { recordJobsFinished } from '../../src/shared/repositories/cancellation-jobs.repository.js';
+import { listJobRewards } from '../../src/shared/repositories/job-rewards.repository.js';
 import {
   cancelRewardsByIdentifiers,
   cancelRewardsOfPlayers,
@@ -339,7 +340,7 @@ describe('cancelRewardsOfPlayers and countCancelledByJob', () => {
 });
 
 describe('cancelSliceOfPlayers', () => {
-  it('cancels the whole slice in one statement when its players hold at most `limit` rewards, and lists them', async () => {
+  it('cancels the whole slice in one statement when its players hold at most `limit` rewards, and lists them inline', async () => {
     const [p1, p2] = [unique('s1'), unique('s2')];
     const created = await rewards([
       { playerId: p1 },
@@ -350,7 +351,7 @@ describe('cancelSliceOfPlayers', () => {
     await rewards([{ playerId: p1 }], { merchant: otherMerchantId, configuration: foreignConfigurationId });
     const jobId = randomUUID();
     const slice = (limit: number) =>
-      cancelSliceOfPlayers(env.db, { jobId, merchantId, playerIds: [p1, p2], filter: {}, limit });
+      cancelSliceOfPlayers(env.db, { jobId, merchantId, playerIds: [p1, p2], filter: {}, limit, listing: 'inline' });
 
     // Four rewards in any state: above a limit of 3 nothing changes, and the caller is told to batch.
     expect(await slice(3)).toEqual({ rewards: 4, applied: false, cancelled: 0 });
@@ -384,12 +385,80 @@ describe('cancelSliceOfPlayers', () => {
       playerIds: [player],
       filter: { externalRewardConfigurationId: 'conf-b' },
       limit: 100,
+      listing: 'deferred',
     });
     expect(result).toEqual({ rewards: 2, applied: true, cancelled: 1 });
     expect((await stateOf([inA?.id as string, inB?.id as string])).map((state) => state.status)).toEqual([
       'ACTIVE',
       'CANCELLED',
     ]);
+  });
+});
+
+describe('deferred listing of one-statement slices', () => {
+  const pendingSlices = async (jobId: string) =>
+    (await env.db.selectFrom('job_cancel_slices').select('id').where('job_id', '=', jobId).execute()).length;
+  const listedRows = async (jobId: string) =>
+    (await env.db.selectFrom('job_rewards').select('bucket').where('job_id', '=', jobId).execute()).length;
+  const page = (jobId: string, limit = 100) => listJobRewards(env.db, { jobId, merchantId, after: undefined, limit });
+
+  it('notes the slice instead of listing it, and the first read lists it; a later inline run lists nothing twice', async () => {
+    const player = unique('deferred');
+    const first = await rewards([{ playerId: player }, { playerId: player }]);
+    const jobId = randomUUID();
+    const run = (listing: 'deferred' | 'inline') =>
+      cancelSliceOfPlayers(env.db, { jobId, merchantId, playerIds: [player], filter: {}, limit: 100, listing });
+
+    expect(await run('deferred')).toEqual({ rewards: 2, applied: true, cancelled: 2 });
+    expect([await pendingSlices(jobId), await listedRows(jobId)]).toEqual([1, 0]);
+    // A slice that changes nothing notes nothing.
+    expect(await run('deferred')).toEqual({ rewards: 2, applied: true, cancelled: 0 });
+    expect(await pendingSlices(jobId)).toBe(1);
+
+    // The same job runs the slice again (a retry) after a reward was added: that run lists inline what it
+    // changed, and the deferred slice, expanded by the read, lists only the rewards of its own statement.
+    const later = await rewards([{ playerId: player }]);
+    expect(await run('inline')).toEqual({ rewards: 3, applied: true, cancelled: 1 });
+    const expected = [...first, ...later].map((reward) => reward.id).sort();
+    expect((await page(jobId)).rewards.map((reward) => reward.id)).toEqual(expected);
+    expect(await pendingSlices(jobId)).toBe(0);
+    expect((await page(jobId)).rewards.map((reward) => reward.id)).toEqual(expected);
+  });
+
+  it('expands every pending slice of the job, however many, and only that job', async () => {
+    const players = Array.from({ length: 25 }, (_, index) => unique(`many-${index}`));
+    const created = await rewards(players.map((playerId) => ({ playerId })));
+    const jobId = randomUUID();
+    const otherJob = randomUUID();
+    const otherPlayer = unique('other-job');
+    await rewards([{ playerId: otherPlayer }]);
+    for (const playerId of players) {
+      await cancelSliceOfPlayers(env.db, {
+        jobId,
+        merchantId,
+        playerIds: [playerId],
+        filter: {},
+        limit: 10,
+        listing: 'deferred',
+      });
+    }
+    await cancelSliceOfPlayers(env.db, {
+      jobId: otherJob,
+      merchantId,
+      playerIds: [otherPlayer],
+      filter: {},
+      limit: 10,
+      listing: 'deferred',
+    });
+    expect(await pendingSlices(jobId)).toBe(25);
+
+    // Two readers at once: each reward is listed once.
+    const [a, b] = await Promise.all([page(jobId), page(jobId)]);
+    const expected = created.map((reward) => reward.id).sort();
+    expect(a.rewards.map((reward) => reward.id)).toEqual(expected);
+    expect(b.rewards.map((reward) => reward.id)).toEqual(expected);
+    expect(await pendingSlices(jobId)).toBe(0);
+    expect(await pendingSlices(otherJob)).toBe(1);
   });
 });
 

@@ -8,6 +8,7 @@ import * as webhooks from './migrations/2026-11-22T0300-webhooks.js';
 import * as jobRewards from './migrations/2026-11-22T0400-job-rewards.js';
 import * as sessionBetSlipJson from './migrations/2026-11-22T0500-session-bet-slip-json.js';
 import * as rewardsCancelRoom from './migrations/2026-11-22T0600-rewards-cancel-room.js';
+import * as jobCancelSlices from './migrations/2026-11-22T0700-job-cancel-slices.js';
 
 /**
  * Migrations are listed here rather than read from a folder, so that the built code and the
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T0400-job-rewards': jobRewards,
   '2026-11-22T0500-session-bet-slip-json': sessionBetSlipJson,
   '2026-11-22T0600-rewards-cancel-room': rewardsCancelRoom,
+  '2026-11-22T0700-job-cancel-slices': jobCancelSlices,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -208,6 +208,15 @@ interface JobRewardsTable {
   reward_ids: string[];
 }
 
+interface JobCancelSlicesTable {
+  id: Generated<string>;
+  job_id: string;
+  merchant_id: string;
+  /** The cancelling statement's now(): the `cancelled_at` of every reward it changed. */
+  cancelled_at: Date;
+  player_ids: string[];
+}
+
 export interface Database {
   merchants: MerchantsTable;
   reward_configurations: RewardConfigurationsTable;
@@ -222,6 +231,7 @@ export interface Database {
   merchant_webhooks: MerchantWebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   job_rewards: JobRewardsTable;
+  job_cancel_slices: JobCancelSlicesTable;
 }
 
 export type Merchant = Selectable<MerchantsTable>;

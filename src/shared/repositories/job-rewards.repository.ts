@@ -3,7 +3,8 @@ import type { Database } from '../db/schema.js';
 
 /**
  * The list of rewards each job cancelled (table `job_rewards`; its migration says why it has this
- * shape): written by the cancel statements, read page by page.
+ * shape): written by the cancel statements, or expanded from a by-query job's deferred slices
+ * (`job_cancel_slices`, see its migration) when it is first read; read page by page.
  */
 
 /**
@@ -58,11 +59,57 @@ export interface JobRewardsPage {
   next: string | null;
 }
 
+/** Deferred slices expanded per statement: about this many batches of rewards, a fraction of a second. */
+const SLICES_PER_EXPANSION = 10;
+
+/**
+ * Turns a job's deferred slices (`job_cancel_slices`, written by one-statement by-query slices) into
+ * `job_rewards` rows. A slice's rewards are its players' rewards that carry the job id and the
+ * statement's `cancelled_at`. Each statement takes the oldest few slices, deletes them and lists their
+ * rewards in one go: a reader racing with another waits for the other's delete and then finds those
+ * slices gone, so nothing is listed twice and a page read after this returns sees them all.
+ */
+export async function expandDeferredSlices(db: Kysely<Database>, jobId: string): Promise<void> {
+  for (;;) {
+    const result = await sql<{ slices: number }>`
+      WITH taken AS (
+        DELETE FROM job_cancel_slices
+        WHERE id IN (
+          SELECT id FROM job_cancel_slices WHERE job_id = ${jobId}::uuid ORDER BY id LIMIT ${SLICES_PER_EXPANSION}
+        )
+        RETURNING merchant_id, cancelled_at, player_ids
+      ),
+      cancelled AS (
+        SELECT r.id
+        FROM taken t
+        JOIN rewards r ON r.merchant_id = t.merchant_id
+          AND r.player_id = ANY(t.player_ids)
+          AND r.cancellation_job_id = ${jobId}::uuid
+          AND r.cancelled_at = t.cancelled_at
+      ),
+      listed AS (
+        INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
+        SELECT ${jobId}::uuid, bucket, ids[1], ids
+        FROM (
+          SELECT get_byte(uuid_send(id), 0) AS bucket, array_agg(id ORDER BY id) AS ids
+          FROM cancelled
+          GROUP BY 1
+        ) sorted
+        ON CONFLICT DO NOTHING
+      )
+      SELECT count(*)::int AS slices FROM taken
+    `.execute(db);
+    if ((result.rows[0]?.slices ?? 0) < SLICES_PER_EXPANSION) return;
+  }
+}
+
 /** Below every uuid: the start of the first page. */
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 /**
  * One page of the rewards a job cancelled, in id order, after the reward id `after` (keyset paging).
+ * The job's deferred slices are expanded first (the first page of a large by-query job pays for its
+ * listing: about 1.4 s per 1,000,000 rewards on this project's 2-core machines).
  * Buckets are read in key order from the one of `after` on, and the planner stops once the page is
  * full (an incremental sort on the presorted bucket): a 1,000-reward page of a 1,000,000-reward job
  * reads about 4,000 ids, not the million. Each reward is then read by id, scoped to the merchant as
@@ -74,6 +121,7 @@ export async function listJobRewards(
   params: { jobId: string; merchantId: string; after: string | undefined; limit: number },
 ): Promise<JobRewardsPage> {
   const { jobId, merchantId, limit } = params;
+  await expandDeferredSlices(db, jobId);
   const after = params.after ?? FIRST_ID;
   const result = await sql<JobReward>`
     WITH page AS (
