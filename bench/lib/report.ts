@@ -41,6 +41,12 @@ export interface SingleCancelResults {
     speedup: number | null;
     valid: boolean;
   };
+  /**
+   * Context for the end-to-end figure: the time the raw baseline server of the same run (JSON, HMAC,
+   * one `queue.add`, nothing else on the machine) would need just to accept this many requests at its
+   * measured rate, and the speedup over one UPDATE per job that this accept time alone would allow.
+   */
+  rawAcceptBound: { ms: number | null; speedup: number | null };
   details: Record<string, unknown>;
 }
 
@@ -237,6 +243,10 @@ export function formatReport(results: BenchResults): string {
     [`single cancels, ${count(singles.requests)}, coalesced`, ms(singles.coalescedMs)],
     ['  one UPDATE per job', ms(singles.oneUpdatePerJobMs)],
     ['  speedup', times(singles.speedup)],
+    [
+      '  raw baseline accepting as many requests (POST /raw/cancel, alone): time / speedup it allows',
+      `${ms(singles.rawAcceptBound.ms)} / ${times(singles.rawAcceptBound.speedup)}`,
+    ],
     [
       '  workers alone (jobs stored first): coalesced / one per job',
       `${ms(singles.workersAlone.coalescedMs)} / ${ms(singles.workersAlone.oneUpdatePerJobMs)}, ` +

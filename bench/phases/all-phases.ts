@@ -461,6 +461,7 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
         speedup: ratio(oneUpdatePerJobDrain?.ms, coalescedDrain?.ms, 2),
         valid: (coalescedDrain?.valid ?? false) && (oneUpdatePerJobDrain?.valid ?? false),
       },
+      rawAcceptBound: rawAcceptBound(settings.singles.requests, measured.http, oneUpdatePerJobMs),
       details: { coalesced, oneUpdatePerJob, coalescedDrain, oneUpdatePerJobDrain },
     },
     http: measured.http,
@@ -470,4 +471,11 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     readAllStream: streams,
     errors,
   };
+}
+
+/** See SingleCancelResults.rawAcceptBound. */
+function rawAcceptBound(requests: number, http: HttpResults | null, oneUpdatePerJobMs: number | null) {
+  const rps = http?.pairs.cancel.baseline.rps ?? null;
+  const ms = rps ? Math.round((requests / rps) * 1_000) : null;
+  return { ms, speedup: ratio(oneUpdatePerJobMs, ms, 2) };
 }
