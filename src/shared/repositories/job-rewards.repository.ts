@@ -69,7 +69,7 @@ const SLICES_PER_EXPANSION = 10;
  * rewards in one go: a reader racing with another waits for the other's delete and then finds those
  * slices gone, so nothing is listed twice and a page read after this returns sees them all.
  */
-export async function expandDeferredSlices(db: Kysely<Database>, jobId: string): Promise<void> {
+async function expandDeferredSlices(db: Kysely<Database>, jobId: string): Promise<void> {
   for (;;) {
     const result = await sql<{ slices: number }>`
       WITH taken AS (
