@@ -5,7 +5,6 @@ import {
   cancelSliceOfPlayers,
   countCancelledByJob,
   type QueryFilter,
-  type SliceListing,
 } from '../shared/repositories/reward-cancellations.repository.js';
 import { abortRequested, yieldIfStopping } from './job-lifecycle.js';
 import type { WorkerDeps } from './worker-context.js';
@@ -58,22 +57,15 @@ export async function cancelByQuery(
   };
   // The job may be running again (a crash, a lost lock, a hand-back, a database outage, a redelivery),
   // and batches of the slice in flight may have committed after the last checkpoint — in the first
-  // slice there is no checkpoint at all. So a job that has been started before counts the slice it
-  // starts with from the rewards themselves (they carry the job id): one indexed count over about one
-  // batch of rows, and the total stays exact on every path. BullMQ counts every start of a job
-  // (`attemptsStarted`, raised as the job becomes active, whatever brought it back), so the count is
-  // skipped only on a job's very first start, when nothing of it can have committed yet.
-  const firstStart = work.cursor === undefined && job.attemptsStarted <= 1;
-  // On its first start no statement of this job has touched these players, so each slice can leave
-  // its listing for later (see SliceListing); a job that runs again lists what it changes at once.
-  const listing: SliceListing = firstStart ? 'deferred' : 'inline';
-  let carried = firstStart
-    ? 0
-    : await countCancelledByJob(deps.db, {
-        jobId: work.rootJobId,
-        merchantId: work.merchantId,
-        playerIds: players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize),
-      });
+  // slice there is no checkpoint at all, and nothing on the job says for sure whether it ran before (a
+  // job stored again under its id starts its counters afresh). So the slice it starts with is always
+  // counted from the rewards themselves (they carry the job id): one indexed count over about one batch
+  // of rows, and the total stays exact on every path.
+  let carried = await countCancelledByJob(deps.db, {
+    jobId: work.rootJobId,
+    merchantId: work.merchantId,
+    playerIds: players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize),
+  });
 
   while (cursor.playerIndex < players.length) {
     const slice = players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize);
@@ -87,7 +79,7 @@ export async function cancelByQuery(
     }
     // Usually the whole slice is one statement (it was sized to fit one batch); a slice whose players
     // hold more rewards than that is cancelled in batches of at most CANCEL_BATCH_SIZE instead.
-    const whole = await cancelSliceOfPlayers(deps.db, { ...query, limit: batchSize, listing });
+    const whole = await cancelSliceOfPlayers(deps.db, { ...query, limit: batchSize });
     if (whole.applied) {
       sliceCancelled += whole.cancelled;
       observeBatch(deps, whole.cancelled, whole.cancelled);

@@ -190,4 +190,21 @@ describe('bulkCancelByQuery', () => {
     const counts = await countByStatus(playerIds);
     expect(counts.filter((row) => row.status === 'CANCELLED').reduce((sum, row) => sum + row.count, 0)).toBe(12);
   });
+
+  it('counts the same when the job is stored again under its id, its start count and checkpoint gone', async () => {
+    // One slice (one player): a job with no checkpoint may have committed that slice before, and BullMQ's
+    // count of the job's starts begins again with the job stored anew, so the slice is counted from the
+    // rewards whatever that count says.
+    const { playerIds } = await scenario('stored-again', 1, 3);
+    const jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds });
+    const first = await waitForJob(api, merchant, jobId);
+    await redeliver(worker.deps.queues['bulk-cancel'], jobId, 'bulkCancelByQuery', {
+      merchantId: merchant.id,
+      acceptedAt: Date.now(),
+      playerIds,
+    });
+    const second = await waitForJob(api, merchant, jobId);
+    expect(first.result).toEqual({ players: 1, cancelled: 6 });
+    expect(second.result).toEqual({ players: 1, cancelled: 6 });
+  });
 });

@@ -13,7 +13,7 @@ type Executor = Kysely<Database> | Transaction<Database>;
  * earlier attempt of the same job (its id is on the reward): a retried job reports the same counts.
  *
  * Each cancel statement also lists the rewards it changed (see job-rewards.repository.ts), in the same
- * commit: in `job_rewards` from the UPDATE's RETURNING, or, for a by-query slice on a job's first start,
+ * commit: in `job_rewards` from the UPDATE's RETURNING, or, for a by-query slice done in one statement,
  * as one `job_cancel_slices` row expanded when the listing is read. What a job cancelled is paged from
  * there, because an index on `rewards.cancellation_job_id` would stop cancels from being HOT updates.
  */
@@ -196,15 +196,6 @@ export interface SliceResult {
 }
 
 /**
- * How a one-statement slice lists what it cancelled: `deferred` writes one `job_cancel_slices` row
- * that a reader of the job's rewards expands later (see job-rewards.repository.ts); `inline` lists
- * every changed reward in `job_rewards` at once. Deferred is only exact when this statement is the
- * only one that ran the slice with this job's id before its listing is read, which holds on a job's
- * first start; a job that runs again lists inline.
- */
-export type SliceListing = 'deferred' | 'inline';
-
-/**
  * A whole slice of a bulkCancelByQuery in one statement, when its players hold at most `limit`
  * rewards (so the transaction stays within one batch); otherwise nothing changes and the caller
  * cancels the slice in batches (cancelRewardsOfPlayers).
@@ -212,29 +203,20 @@ export type SliceListing = 'deferred' | 'inline';
  * The bound is checked in the same statement by counting the slice's rewards in any state from the
  * player index alone (an index-only scan stopped at `limit + 1`), instead of picking the ACTIVE ones
  * first and updating them by address; one statement, one snapshot, so no reward added meanwhile can
- * slip past the count. Measured on 1,000,000 rewards over two connections (bench/README.md): 1.58–1.70 s
- * with the deferred listing, against 1.85–1.89 s listing inline and 2.16 s for the picking batch.
+ * slip past the count.
+ *
+ * What it changed is listed later: the statement notes one `job_cancel_slices` row (the job, the
+ * players, its `now()`), which a reader of the job's rewards expands (job-rewards.repository.ts). The
+ * rewards it changed are exactly the players' rewards carrying the job id and that `cancelled_at`, so
+ * the note is exact whichever run of the job wrote it; a statement that changed nothing notes nothing.
+ * Measured on 1,000,000 rewards over two connections (bench/README.md): 1.58–1.70 s, against
+ * 1.85–1.89 s listing every reward inline and 2.16 s for the picking batch.
  */
 export async function cancelSliceOfPlayers(
   db: Executor,
-  params: {
-    jobId: string;
-    merchantId: string;
-    playerIds: readonly string[];
-    filter: QueryFilter;
-    limit: number;
-    listing: SliceListing;
-  },
+  params: { jobId: string; merchantId: string; playerIds: readonly string[]; filter: QueryFilter; limit: number },
 ): Promise<SliceResult> {
   const { jobId, merchantId, playerIds, filter, limit } = params;
-  const listing =
-    params.listing === 'inline'
-      ? listCancelledRewardsOfJob(jobId)
-      : sql`listed AS (
-          INSERT INTO job_cancel_slices (job_id, merchant_id, cancelled_at, player_ids)
-          SELECT ${jobId}::uuid, ${merchantId}::uuid, now(), ${playerIds}::text[]
-          WHERE EXISTS (SELECT 1 FROM updated)
-        )`;
   const result = await sql<SliceResult>`
     WITH counted AS MATERIALIZED (
       SELECT count(*)::int AS rewards FROM (
@@ -253,7 +235,11 @@ export async function cancelSliceOfPlayers(
         AND (SELECT rewards FROM counted) <= ${limit}
       RETURNING r.id
     ),
-    ${listing}
+    noted AS (
+      INSERT INTO job_cancel_slices (job_id, merchant_id, cancelled_at, player_ids)
+      SELECT ${jobId}::uuid, ${merchantId}::uuid, now(), ${playerIds}::text[]
+      WHERE EXISTS (SELECT 1 FROM updated)
+    )
     SELECT (SELECT rewards FROM counted) AS rewards,
       (SELECT rewards FROM counted) <= ${limit} AS applied,
       (SELECT count(*) FROM updated)::int AS cancelled
