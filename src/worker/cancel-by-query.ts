@@ -23,13 +23,17 @@ export interface QueryWork {
 const MAX_SLICE_PLAYERS = 1_000;
 
 /**
- * Players per slice for an expected number of rewards per player (100 before any has been seen).
- * Aimed a little under one batch: a slice that fills the batch exactly needs one more statement
- * to learn that it is done.
+ * Players per slice for an expected number of rewards per player (100 before any has been seen), with
+ * `remaining` players left. Aimed a little under one batch, so that a slice of players holding a few
+ * more rewards than the average still fits its one statement; and the remaining players are shared
+ * out evenly, so that a job does not end on a slice of a handful of players (a whole statement for a
+ * few rows: 1,000 players at 90 a slice were 11 slices and one of 10, now 12 of 83 or 84).
  */
-function sliceFor(batchSize: number, rewardsPerPlayer: number): number {
+function sliceFor(batchSize: number, rewardsPerPlayer: number, remaining: number): number {
   const players = Math.floor((0.9 * batchSize) / Math.max(rewardsPerPlayer, 1));
-  return Math.max(1, Math.min(MAX_SLICE_PLAYERS, players));
+  const most = Math.max(1, Math.min(MAX_SLICE_PLAYERS, players));
+  if (remaining <= most) return Math.max(1, remaining);
+  return Math.ceil(remaining / Math.ceil(remaining / most));
 }
 
 /**
@@ -51,7 +55,7 @@ export async function cancelByQuery(
   const players = work.playerIds;
   let cursor: QueryCursor = work.cursor ?? {
     playerIndex: 0,
-    sliceSize: sliceFor(batchSize, 100),
+    sliceSize: sliceFor(batchSize, 100, players.length),
     cancelled: 0,
     picked: 0,
   };
@@ -59,8 +63,8 @@ export async function cancelByQuery(
   // and batches of the slice in flight may have committed after the last checkpoint — in the first
   // slice there is no checkpoint at all, and nothing on the job says for sure whether it ran before (a
   // job stored again under its id starts its counters afresh). So the slice it starts with is always
-  // counted from the rewards themselves (they carry the job id): one indexed count over about one batch
-  // of rows, and the total stays exact on every path.
+  // counted from the rewards themselves (they carry the job id), and the total stays exact on every
+  // path; a job that has listed nothing for these players is answered 0 without reading them.
   let carried = await countCancelledByJob(deps.db, {
     jobId: work.rootJobId,
     merchantId: work.merchantId,
@@ -103,7 +107,7 @@ export async function cancelByQuery(
     const rewardsPerPlayer = picked / playersDone;
     cursor = {
       playerIndex: playersDone,
-      sliceSize: sliceFor(batchSize, rewardsPerPlayer),
+      sliceSize: sliceFor(batchSize, rewardsPerPlayer, players.length - playersDone),
       cancelled: cursor.cancelled + sliceCancelled,
       picked,
     };

@@ -420,6 +420,32 @@ describe('the listing of one-statement slices, deferred to the first read', () =
     expect(ids((await page(jobId)).rewards)).toEqual(ids([...first, ...later]));
   });
 
+  it('counts what a job cancelled from the rewards once it has listed anything, before and after the read', async () => {
+    const [p1, p2] = [unique('counted-1'), unique('counted-2')];
+    await rewards([{ playerId: p1 }, { playerId: p1 }, { playerId: p2 }]);
+    const jobId = randomUUID();
+    const count = (playerIds: string[]) => countCancelledByJob(env.db, { jobId, merchantId, playerIds });
+    expect(await count([p1, p2])).toBe(0);
+    await cancelSliceOfPlayers(env.db, { jobId, merchantId, playerIds: [p1], filter: {}, limit: 10 });
+    expect([await count([p1]), await count([p1, p2])]).toEqual([2, 2]);
+    await page(jobId); // the noted slice becomes job_rewards rows
+    expect([await pendingSlices(jobId), await count([p1, p2])]).toEqual([0, 2]);
+  });
+
+  it('answers 0 without reading the rewards for a job that listed nothing of these players', async () => {
+    // No cancel statement marks a reward without listing it; one marked behind the statements' back
+    // shows that the count was not read from the rewards.
+    const player = unique('unlisted');
+    const [marked] = await rewards([{ playerId: player }]);
+    const jobId = randomUUID();
+    await env.db
+      .updateTable('rewards')
+      .set({ status: 'CANCELLED', cancellation_job_id: jobId })
+      .where('id', '=', marked?.id as string)
+      .execute();
+    expect(await countCancelledByJob(env.db, { jobId, merchantId, playerIds: [player] })).toBe(0);
+  });
+
   it('expands every pending slice of the job, however many, and only that job', async () => {
     const players = Array.from({ length: 25 }, (_, index) => unique(`many-${index}`));
     const created = await rewards(players.map((playerId) => ({ playerId })));

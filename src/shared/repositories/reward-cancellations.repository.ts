@@ -286,19 +286,34 @@ export async function cancelRewardsOfPlayers(
 }
 
 /**
- * Rewards of these players that this job already cancelled: used when a retried job resumes, to
- * count the batch that committed after the last checkpoint was saved.
+ * Rewards of these players that this job already cancelled: used when a job starts (or starts again),
+ * to count the batches that committed after the last checkpoint was saved (or before the first).
+ *
+ * Every cancel statement lists what it changed in the same commit (a `job_rewards` row, or a noted
+ * slice that becomes `job_rewards` rows when read), so a job that has neither a `job_rewards` row nor a
+ * noted slice of these players cannot have cancelled any of them: the answer is 0 from two index
+ * probes, without reading the players' rewards. That is every part of a split job on its first start.
  */
 export async function countCancelledByJob(
   db: Executor,
   params: { jobId: string; merchantId: string; playerIds: readonly string[] },
 ): Promise<number> {
   const result = await sql<{ count: number }>`
-    SELECT count(*)::int AS count FROM rewards r
-    WHERE r.merchant_id = ${params.merchantId}
-      AND r.player_id = ANY(${params.playerIds}::text[])
-      AND r.status = 'CANCELLED'
-      AND r.cancellation_job_id = ${params.jobId}
+    SELECT CASE
+      WHEN EXISTS (SELECT 1 FROM job_rewards WHERE job_id = ${params.jobId}::uuid)
+        OR EXISTS (
+          SELECT 1 FROM job_cancel_slices
+          WHERE job_id = ${params.jobId}::uuid AND player_ids && ${params.playerIds}::text[]
+        )
+      THEN (
+        SELECT count(*)::int FROM rewards r
+        WHERE r.merchant_id = ${params.merchantId}
+          AND r.player_id = ANY(${params.playerIds}::text[])
+          AND r.status = 'CANCELLED'
+          AND r.cancellation_job_id = ${params.jobId}
+      )
+      ELSE 0
+    END AS count
   `.execute(db);
   return result.rows[0]?.count ?? 0;
 }
