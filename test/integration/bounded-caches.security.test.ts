@@ -54,7 +54,9 @@ describe('merchant directory', () => {
       expect((await directory.find(merchant.id))?.status).toBe('ACTIVE');
       vi.setSystemTime(Date.now() + 200); // past half the TTL, well within it: served, and reloaded
       expect((await directory.find(merchant.id))?.status).toBe('ACTIVE');
-      await vi.waitFor(async () => expect((await directory.find(merchant.id))?.status).toBe('DISABLED'));
+      await vi.waitFor(async () => expect((await directory.find(merchant.id))?.status).toBe('DISABLED'), {
+        timeout: 5_000,
+      });
     } finally {
       vi.useRealTimers();
     }

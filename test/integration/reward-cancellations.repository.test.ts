@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/shared/db/client.js';
 import type { Database } from '../../src/shared/db/schema.js';
@@ -444,6 +445,42 @@ describe('the listing of one-statement slices, deferred to the first read', () =
       .where('id', '=', marked?.id as string)
       .execute();
     expect(await countCancelledByJob(env.db, { jobId, merchantId, playerIds: [player] })).toBe(0);
+  });
+
+  it('a reader that meets another one mid-way waits until every slice it saw is listed', async () => {
+    const players = Array.from({ length: 25 }, (_, index) => unique(`raced-${index}`));
+    const created = await rewards(players.map((playerId) => ({ playerId })));
+    const jobId = randomUUID();
+    for (const playerId of players) {
+      await cancelSliceOfPlayers(env.db, { jobId, merchantId, playerIds: [playerId], filter: {}, limit: 10 });
+    }
+    // Another reader, held half-way: it has taken the ten oldest slices and listed their rewards, and has
+    // not committed yet; the fifteen others are still pending.
+    const other = new pg.Client({ connectionString: env.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(
+        `WITH taken AS (
+           DELETE FROM job_cancel_slices WHERE id IN (
+             SELECT id FROM job_cancel_slices WHERE job_id = $1 ORDER BY id LIMIT 10)
+           RETURNING merchant_id, cancelled_at, player_ids)
+         INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
+         SELECT $1, get_byte(uuid_send(r.id), 0), r.id, ARRAY[r.id]
+         FROM taken t JOIN rewards r ON r.merchant_id = t.merchant_id AND r.player_id = ANY(t.player_ids)
+           AND r.cancellation_job_id = $1 AND r.cancelled_at = t.cancelled_at`,
+        [jobId],
+      );
+      const reading = page(jobId);
+      // The reader waits on the other's ten slices; once those are committed, it must go on to the rest.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await other.query('COMMIT');
+      const listed = await reading;
+      expect(ids(listed.rewards)).toEqual(ids(created));
+      expect(await pendingSlices(jobId)).toBe(0);
+    } finally {
+      await other.end();
+    }
   });
 
   it('expands every pending slice of the job, however many, and only that job', async () => {

@@ -66,18 +66,27 @@ const SLICES_PER_EXPANSION = 10;
  * Turns a job's deferred slices (`job_cancel_slices`, written by one-statement by-query slices) into
  * `job_rewards` rows. A slice's rewards are its players' rewards that carry the job id and the
  * statement's `cancelled_at`. Each statement takes the oldest few slices, deletes them and lists their
- * rewards in one go: a reader racing with another waits for the other's delete and then finds those
- * slices gone, so nothing is listed twice and a page read after this returns sees them all.
+ * rewards in one go, so a slice is listed exactly once however many readers race. A reader returns only
+ * once no slice that was there when it began is left, its own or taken by another reader (whose delete
+ * it waits for, row by row): the page it then reads sees every one of them listed. Slices the job adds
+ * meanwhile are left to the next read.
  */
 async function expandDeferredSlices(db: Kysely<Database>, jobId: string): Promise<void> {
+  const newest = await sql<{ id: string | null }>`
+    SELECT max(id)::text AS id FROM job_cancel_slices WHERE job_id = ${jobId}::uuid
+  `.execute(db);
+  const upTo = newest.rows[0]?.id;
+  if (upTo == null) return;
   for (;;) {
-    const result = await sql<{ slices: number }>`
+    const result = await sql<{ more: boolean }>`
       WITH taken AS (
         DELETE FROM job_cancel_slices
         WHERE id IN (
-          SELECT id FROM job_cancel_slices WHERE job_id = ${jobId}::uuid ORDER BY id LIMIT ${SLICES_PER_EXPANSION}
+          SELECT id FROM job_cancel_slices
+          WHERE job_id = ${jobId}::uuid AND id <= ${upTo}::bigint
+          ORDER BY id LIMIT ${SLICES_PER_EXPANSION}
         )
-        RETURNING merchant_id, cancelled_at, player_ids
+        RETURNING id, merchant_id, cancelled_at, player_ids
       ),
       cancelled AS (
         SELECT r.id
@@ -97,9 +106,12 @@ async function expandDeferredSlices(db: Kysely<Database>, jobId: string): Promis
         ) sorted
         ON CONFLICT DO NOTHING
       )
-      SELECT count(*)::int AS slices FROM taken
+      SELECT EXISTS (
+        SELECT 1 FROM job_cancel_slices s
+        WHERE s.job_id = ${jobId}::uuid AND s.id <= ${upTo}::bigint AND s.id NOT IN (SELECT id FROM taken)
+      ) AS more
     `.execute(db);
-    if ((result.rows[0]?.slices ?? 0) < SLICES_PER_EXPANSION) return;
+    if (!result.rows[0]?.more) return;
   }
 }
 
