@@ -28,18 +28,19 @@ export const listCancelledRewards = sql`
 `;
 
 /**
- * The same listing for a statement that cancels for one job only (the bulk batches), where `updated`
- * need only return `id`. Grouping by bucket alone, with the job id a parameter, made the listing a
- * third cheaper (0.25 s less per 1,000,000 rewards, measured on the bulk batch statement).
+ * The same listing for a statement that cancels for one job only (the bulk batches), where `from` (a
+ * CTE of the statement, `updated` by default) need only return `id`. Grouping by bucket alone, with the
+ * job id a parameter, made the listing a third cheaper (0.25 s less per 1,000,000 rewards, measured on
+ * the bulk batch statement). Also lists the rewards of expanded deferred slices.
  */
-export function listCancelledRewardsOfJob(jobId: string) {
+export function listCancelledRewardsOfJob(jobId: string, from = 'updated') {
   return sql`
   listed AS (
     INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
     SELECT ${jobId}::uuid, bucket, ids[1], ids
     FROM (
       SELECT bucket, array_agg(id ORDER BY id) AS ids
-      FROM (SELECT id, get_byte(uuid_send(id), 0) AS bucket FROM updated) u
+      FROM (SELECT id, get_byte(uuid_send(id), 0) AS bucket FROM ${sql.ref(from)}) u
       GROUP BY bucket
     ) sorted
     ON CONFLICT DO NOTHING
@@ -96,16 +97,7 @@ async function expandDeferredSlices(db: Kysely<Database>, jobId: string): Promis
           AND r.cancellation_job_id = ${jobId}::uuid
           AND r.cancelled_at = t.cancelled_at
       ),
-      listed AS (
-        INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
-        SELECT ${jobId}::uuid, bucket, ids[1], ids
-        FROM (
-          SELECT get_byte(uuid_send(id), 0) AS bucket, array_agg(id ORDER BY id) AS ids
-          FROM cancelled
-          GROUP BY 1
-        ) sorted
-        ON CONFLICT DO NOTHING
-      )
+      ${listCancelledRewardsOfJob(jobId, 'cancelled')}
       SELECT EXISTS (
         SELECT 1 FROM job_cancel_slices s
         WHERE s.job_id = ${jobId}::uuid AND s.id <= ${upTo}::bigint AND s.id NOT IN (SELECT id FROM taken)
