@@ -5,6 +5,7 @@ import type { JobStateName, JobStatus, PublicJobStatus } from './job-status-sche
 import { abortKey } from './queue/job-abort.js';
 import { operations, queueNames } from './queue/job-catalogue.js';
 import type { RedisConnection } from './queue/redis.js';
+import { batchIdOf } from './queue/single-cancel-batches.js';
 import { findJobRecord } from './repositories/cancellation-jobs.repository.js';
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -14,9 +15,15 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * in one round trip. Nothing here grows with the number of jobs queued: no list is scanned (BullMQ's
  * getState walks the waiting lists). The merchant id is read from the start of the payload, where
  * every payload has it, so a large payload is not sent back over the wire.
+ *
+ * A single cancel stored in a batch (single-cancel-batches.ts) has no hash of its own: while its batch
+ * (KEYS[4], named by the id) has not finished and lists it, the batch's times are its own. A finished
+ * batch's members, and a job aborted before it started, are answered from Postgres (false here).
  */
 const READ_JOB = `
-local aborted = redis.call('EXISTS', KEYS[3])
+local mark = redis.call('GET', KEYS[3])
+if mark == 'withdrawn' then return false end
+local aborted = mark and 1 or 0
 for index = 1, 2 do
   local key = KEYS[index]
   local f = redis.call('HMGET', key, 'name', 'timestamp', 'processedOn', 'finishedOn', 'progress', 'returnvalue', 'failedReason', 'data')
@@ -29,6 +36,13 @@ for index = 1, 2 do
     end
     return {f[1], f[2] or false, f[3] or false, f[4] or false, f[5] or false, f[6] or false, f[7] or false,
       merchant or false, processed, pending, aborted}
+  end
+end
+if KEYS[4] ~= KEYS[1] then
+  local f = redis.call('HMGET', KEYS[4], 'timestamp', 'processedOn', 'finishedOn', 'data')
+  if f[4] and not f[3] and string.find(f[4], '"jobId":"' .. ARGV[1] .. '"', 1, true) then
+    local merchant = string.match(string.sub(f[4], 1, 1024), '"merchantId":"([^"]+)"')
+    return {'cancel', f[1] or false, f[2] or false, false, false, false, false, merchant or false, 0, 0, aborted}
   end
 end
 return false
@@ -63,10 +77,11 @@ export async function findJobStatus(
   const keys = [
     ...[queueNames.single, queueNames.bulk].map((queue) => `${queuePrefix}:${queue}:${jobId}`),
     abortKey(queuePrefix, jobId),
+    `${queuePrefix}:${queueNames.single}:${batchIdOf(jobId)}`,
   ];
   let raw: RawJob | null;
   try {
-    raw = (await redis.eval(READ_JOB, keys.length, ...keys)) as RawJob | null;
+    raw = (await redis.eval(READ_JOB, keys.length, ...keys, jobId)) as RawJob | null;
   } catch (error) {
     // Redis away: the job may be there, so "not found" from Postgres would be wrong.
     throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });

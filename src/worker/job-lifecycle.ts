@@ -1,7 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { PublicJobStatus } from '../shared/job-status-schema.js';
 import { isAbortRequested } from '../shared/queue/job-abort.js';
-import { type JobName, jobCatalogue, type Operation } from '../shared/queue/job-catalogue.js';
+import { cancelBatchJobSchema, type JobName, jobCatalogue, type Operation } from '../shared/queue/job-catalogue.js';
 import { recordJobsFinished, recordJobsStarted } from '../shared/repositories/cancellation-jobs.repository.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -61,9 +61,9 @@ export async function yieldIfStopping(deps: WorkerDeps, job: Job, token: string 
   throw new DelayedError('worker shutting down: job handed back to the queue');
 }
 
-/** A job of the merchant's own (not a part of a split job). */
+/** A job of the merchant's own (not a part of a split job, nor a batch of single cancels). */
 export function isMerchantJob(job: Job): boolean {
-  return job.name !== 'bulkCancelPart';
+  return job.name !== 'bulkCancelPart' && job.name !== 'cancelBatch';
 }
 
 /**
@@ -89,6 +89,7 @@ export async function recordFailure(deps: WorkerDeps, job: Job, error: Error): P
   );
   if (!final) return;
   deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'failed' }, ms / 1000);
+  if (job.name === 'cancelBatch') return recordBatchFailure(deps, job, error);
   if (!data.merchantId) return;
   // A part that fails for good fails its parent inside Redis (failParentOnFailure), where no worker
   // sees it happen: the part records the merchant's job as failed in the audit table itself.
@@ -122,6 +123,45 @@ export async function recordFailure(deps: WorkerDeps, job: Job, error: Error): P
       ? { ...finishedJobStatus(job, 'failed', null), jobId: merchantJobId, operation: partOperation(data.operation) }
       : finishedJobStatus(job, 'failed', null),
   });
+}
+
+/**
+ * A batch of single cancels that failed for good (it could not even be read, or every attempt hit an
+ * error of the batch's own): every request in it is a job of the merchant's that failed.
+ */
+async function recordBatchFailure(deps: WorkerDeps, job: Job, error: Error): Promise<void> {
+  const parsed = cancelBatchJobSchema.safeParse(job.data);
+  if (!parsed.success) return;
+  const { merchantId, requests } = parsed.data;
+  const times = {
+    createdAt: new Date(job.timestamp),
+    startedAt: new Date(job.processedOn ?? job.timestamp),
+    finishedAt: new Date(job.finishedOn ?? Date.now()),
+  };
+  await deps.outbox
+    .record(
+      requests.map((request) => ({
+        id: request.jobId,
+        merchantId,
+        operation: 'cancel',
+        requestId: request.requestId,
+        ...times,
+        state: 'failed' as const,
+        counts: {},
+        error: `batch ${job.id} failed: ${error.message}`,
+      })),
+    )
+    .catch((writeError: unknown) =>
+      deps.logger.error({ err: writeError, jobId: job.id }, 'could not record job failure'),
+    );
+  for (const request of requests) {
+    await deps.webhooks.jobFinished({
+      merchantId,
+      type: 'job.failed',
+      status: { ...finishedJobStatus(job, 'failed', null), jobId: request.jobId, operation: 'cancel' },
+    });
+  }
+  await forgetIdentifiers(job);
 }
 
 function partOperation(operation: string | undefined): Operation {

@@ -8,6 +8,7 @@ import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
 import { createCancelProcessor } from './processors/cancel.processor.js';
+import { createCancelBatchProcessor } from './processors/cancel-batch.processor.js';
 import { createSingleCancelCoalescer } from './single-cancel-coalescer.js';
 import { startWebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import type { WorkerDeps } from './worker-context.js';
@@ -40,6 +41,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   const coalescer = createSingleCancelCoalescer(deps);
   const processors: Record<JobName, JobProcessor> = {
     cancel: createCancelProcessor(coalescer),
+    cancelBatch: createCancelBatchProcessor(deps, coalescer),
     bulkCancel: createBulkCancelProcessor(deps),
     bulkCancelByQuery: createBulkCancelByQueryProcessor(deps),
     bulkCancelPart: createBulkCancelPartProcessor(deps),
@@ -139,6 +141,8 @@ function observe(deps: WorkerDeps, worker: Worker): void {
       'job completed',
     );
     if (isMerchantJob(job) && data.merchantId) void notifyFinished(deps, job, data.merchantId, result);
+    // A batch of single cancels drops its requests (each one's outcome is in its own audit row).
+    if (job.name === 'cancelBatch') void forgetIdentifiers(job);
     if (job.queueName !== queueNames.bulk) return;
     if (data.merchantId) void deps.turns.finished(data.merchantId, job.id as string).catch(() => {});
     void forgetIdentifiers(job);

@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
+import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { launchChromium, offlineContext } from '../helpers/browser.js';
 import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';
@@ -122,8 +123,9 @@ describe('/admin/queues in a browser', () => {
       const page = await context.newPage();
       const response = await page.goto(`${api.baseUrl}/admin/queues/queue/${queueNames.single}?status=completed`);
       expect(response?.status()).toBe(200);
-      // The dashboard is a single-page app: the job list appears once it has asked the API.
-      await page.getByText(jobId).first().waitFor({ timeout: 60_000 });
+      // The dashboard is a single-page app: the job list appears once it has asked the API. It lists
+      // queue jobs: the single cancel is there as the batch it was stored in.
+      await page.getByText(batchIdOf(jobId)).first().waitFor({ timeout: 60_000 });
       // bull-board's page links a Google Fonts stylesheet; without it the text is in system fonts.
       // Nothing else may need the internet.
       expect(blocked.filter((url) => !url.startsWith('https://fonts.googleapis.com/'))).toEqual([]);

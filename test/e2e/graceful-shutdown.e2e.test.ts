@@ -6,6 +6,7 @@ import type { QueryCursor } from '../../src/shared/queue/job-catalogue.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
+import { queueJobHolding } from '../helpers/queue-inspection.js';
 import { signedBody } from '../helpers/signing.js';
 import { eventually } from '../helpers/worker.js';
 
@@ -94,7 +95,7 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     expect(ms).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
     expect(other).toBe(0);
     expect(accepted.length).toBeGreaterThanOrEqual(200);
-    const stored = await Promise.all(accepted.map((jobId) => singleQueue.getJob(jobId)));
+    const stored = await Promise.all(accepted.map((jobId) => queueJobHolding([singleQueue], jobId)));
     expect(stored.filter((job) => job === undefined)).toEqual([]);
     expect(api.output()).toContain('shutdown complete');
   });

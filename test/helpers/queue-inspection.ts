@@ -1,6 +1,25 @@
 import { type Job, Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import { partJobId, type QueueName, queueNames } from '../../src/shared/queue/job-catalogue.js';
+import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
+
+/**
+ * The queue job that holds a merchant's job id: the job itself, or, for a single cancel stored with
+ * others, the batch that lists it (or, once finished and its requests dropped, the batch its id names).
+ */
+export async function queueJobHolding(queues: Iterable<Queue>, jobId: string): Promise<Job | undefined> {
+  let single: Queue | undefined;
+  for (const queue of queues) {
+    const job = await queue.getJob(jobId);
+    if (job) return job;
+    if (queue.name === queueNames.single) single = queue;
+  }
+  const batch = await single?.getJob(batchIdOf(jobId));
+  if (!batch || batch.id === jobId) return undefined;
+  // A finished batch has dropped its requests: the id alone names it.
+  const requests = (batch.data as { requests?: Array<{ jobId: string }> }).requests;
+  return requests === undefined || requests.some((request) => request.jobId === jobId) ? batch : undefined;
+}
 
 /**
  * Read-only views of the service's queues from a test, to see what the API stored and what the
@@ -8,7 +27,7 @@ import { partJobId, type QueueName, queueNames } from '../../src/shared/queue/jo
  */
 export interface QueueInspector {
   queues: Record<QueueName, Queue>;
-  /** The job under this id in whichever queue holds it. */
+  /** The queue job holding this id in whichever queue holds it (a single cancel's batch, see above). */
   find(jobId: string): Promise<Job | undefined>;
   /** A merchant's job and the parts it was split into (ids derived from its own). */
   withParts(jobId: string): Promise<Job[]>;
@@ -22,13 +41,7 @@ export function inspectQueues(connection: Redis | Cluster, prefix: string): Queu
     [queueNames.single]: new Queue(queueNames.single, { connection, prefix }),
     [queueNames.bulk]: new Queue(queueNames.bulk, { connection, prefix }),
   } as Record<QueueName, Queue>;
-  const find = async (jobId: string) => {
-    for (const queue of Object.values(queues)) {
-      const job = await queue.getJob(jobId);
-      if (job) return job;
-    }
-    return undefined;
-  };
+  const find = (jobId: string) => queueJobHolding(Object.values(queues), jobId);
   return {
     queues,
     find,

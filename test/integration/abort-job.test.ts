@@ -1,5 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestAbort } from '../../src/shared/queue/job-abort.js';
+import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
+import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -89,15 +92,6 @@ describe('aborting a queued job (no worker runs)', () => {
     expect(await activeOf(playerIds)).toBe(30);
   });
 
-  it('takes a waiting single cancel out of its queue too', async () => {
-    const { rewards } = await rewardsOf('single', 1, 1);
-    const jobId = await requestCancellation(api, merchant, 'cancel', { id: rewards[0]?.id });
-    const response = await abort(jobId);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ state: 'cancelled', operation: 'cancel' });
-    expect(await api.deps.producer.queues.cancel.getJob(jobId)).toBeUndefined();
-  });
-
   it("answers 404 for another merchant's job and for an unknown one, and changes nothing", async () => {
     const { playerIds } = await rewardsOf('foreign', 1);
     const jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds });
@@ -112,6 +106,69 @@ describe('aborting a queued job (no worker runs)', () => {
   it('refuses a request without a jobId with 400', async () => {
     const response = await api.post(abortPath, signedBody(merchant, {}));
     expect(response.status).toBe(400);
+  });
+});
+
+/** Two single cancels stored in one batch, as the API stores requests that arrive together. */
+async function twoSinglesInOneBatch(prefix: string) {
+  const { rewards } = await rewardsOf(prefix, 1, 2);
+  const stored = await Promise.all(
+    rewards.map((reward) =>
+      api.deps.producer.enqueue(
+        'cancel',
+        { merchantId: merchant.id, acceptedAt: Date.now(), id: reward.id },
+        deduplicationKey(merchant.id, 'cancel', { id: reward.id }),
+      ),
+    ),
+  );
+  const [first, second] = stored.map(({ jobId }) => jobId) as [string, string];
+  expect(batchIdOf(first)).toBe(batchIdOf(second));
+  expect(first).not.toBe(second);
+  return { first, second, rewards };
+}
+
+async function rewardStatus(rewardId: string | undefined): Promise<string | undefined> {
+  const row = await env.db
+    .selectFrom('rewards')
+    .select('status')
+    .where('id', '=', rewardId as string)
+    .executeTakeFirst();
+  return row?.status;
+}
+
+describe('aborting a single cancel stored in a batch with others', { timeout: 60_000 }, () => {
+  it('is cancelled at once while the batch waits; the worker skips it and runs the rest', async () => {
+    const { first, second, rewards } = await twoSinglesInOneBatch('batch-waiting');
+    const response = await abort(first);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ jobId: first, operation: 'cancel', state: 'cancelled' });
+
+    const worker = await startTestWorker(env);
+    try {
+      expect(await waitForJob(api, merchant, second)).toMatchObject({ state: 'completed', result: { cancelled: 1 } });
+      expect(await waitForJob(api, merchant, first)).toMatchObject({ state: 'cancelled', result: null });
+      expect(await rewardStatus(rewards[0]?.id)).toBe('ACTIVE');
+      expect(await rewardStatus(rewards[1]?.id)).toBe('CANCELLED');
+      expect((await abort(first)).status).toBe(409);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('aborted once its batch was taken (the API could not withdraw it), the worker records it cancelled, nothing applied', async () => {
+    const { first, second, rewards } = await twoSinglesInOneBatch('batch-taken');
+    // The mark alone, as the abort route leaves it when the batch had already started.
+    await requestAbort(api.deps.redis, env.queuePrefix, first);
+    const worker = await startTestWorker(env);
+    try {
+      expect(await waitForJob(api, merchant, second)).toMatchObject({ state: 'completed' });
+      expect(await waitForJob(api, merchant, first)).toMatchObject({ state: 'cancelled', result: null });
+      expect(await rewardStatus(rewards[0]?.id)).toBe('ACTIVE');
+      const audit = await env.db.selectFrom('cancellation_jobs').selectAll().where('id', '=', first).executeTakeFirst();
+      expect(audit).toMatchObject({ state: 'cancelled', operation: 'cancel', merchant_id: merchant.id });
+    } finally {
+      await worker.close();
+    }
   });
 });
 

@@ -4,6 +4,7 @@ import { signMessage } from '../../src/shared/signature.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession, type MerchantOptions } from '../helpers/fixtures.js';
+import { queueJobHolding } from '../helpers/queue-inspection.js';
 import { bodyBoundHeaders, type MerchantCredentials } from '../helpers/signing.js';
 
 /**
@@ -55,10 +56,7 @@ async function expectJobQueued(response: Response, context: RouteContext): Promi
   const jobId = response.headers.get('x-job-id');
   expect(jobId).toMatch(UUID);
   // The answer is only given once Redis holds the job: find it there, under this file's prefix.
-  const jobs = await Promise.all(
-    Object.values(context.api.deps.producer.queues).map((queue) => queue.getJob(jobId as string)),
-  );
-  const job = jobs.find((candidate) => candidate !== undefined);
+  const job = await queueJobHolding(Object.values(context.api.deps.producer.queues), jobId as string);
   expect(job?.data.merchantId).toBe(context.merchant.id);
 }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/shared/metrics.js';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
 import { closeCancellationQueues, createCancellationQueues } from '../../src/shared/queue/queues.js';
+import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
 import { createHealthApp } from '../../src/worker/health-server.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation } from '../helpers/cancellation.js';
@@ -44,10 +45,12 @@ describe('gateway_queue_oldest_waiting_age_seconds', () => {
     const second = await requestCancellation(api, merchant, 'cancel', { externalId: 'backlog-second' });
     expect(second).not.toBe(first);
 
-    // Backdate the first job by ten minutes, as if it had been waiting that long; the second stays new.
+    // Sent one after the other, they were stored in queue jobs (batches) of their own.
+    expect(batchIdOf(second)).not.toBe(batchIdOf(first));
+    // Backdate the first one's batch by ten minutes, as if it had been waiting that long; the second stays new.
     const queue = new Queue(queueNames.single, { connection: redis, prefix: env.queuePrefix });
     const addedAt = Date.now() - 600_000;
-    await redis.hset(queue.toKey(first), 'timestamp', String(addedAt));
+    await redis.hset(queue.toKey(batchIdOf(first)), 'timestamp', String(addedAt));
 
     const before = Date.now();
     const metrics = await (await api.get('/metrics')).text();
@@ -59,7 +62,7 @@ describe('gateway_queue_oldest_waiting_age_seconds', () => {
     expect(sample(metrics, `gateway_queue_jobs{queue="${queueNames.single}",state="waiting",process="api"}`)).toBe(2);
 
     // Once the oldest job has left the queue, the next one is measured.
-    await queue.remove(first);
+    await queue.remove(batchIdOf(first));
     const next = sample(await (await api.get('/metrics')).text(), ageSeries(queueNames.single));
     expect(next).toBeLessThan(60);
     expect(next).toBeGreaterThanOrEqual(0);

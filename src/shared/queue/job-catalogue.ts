@@ -113,8 +113,33 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
   }),
 ]);
 
+/**
+ * Single cancels stored together (single-cancel-batches.ts): each request is a job of the merchant's
+ * own (`jobId`), the queue job only carries them. Jobs of kind `cancel` (one request each) are what
+ * earlier versions stored; workers still run them.
+ */
+export const cancelBatchJobSchema = z.object({
+  merchantId: uuid,
+  requests: z
+    .array(
+      z
+        .object({
+          jobId: uuid,
+          requestId: jobBase.requestId,
+          acceptedAt: jobBase.acceptedAt,
+          id: uuid.optional(),
+          externalId: identifier.optional(),
+        })
+        .refine((data) => (data.id === undefined) !== (data.externalId === undefined), {
+          message: 'exactly one of id or externalId',
+        }),
+    )
+    .default([]),
+});
+
 export const jobCatalogue = {
   cancel: { queue: queueNames.single, schema: cancelJobSchema, operation: 'cancel' },
+  cancelBatch: { queue: queueNames.single, schema: cancelBatchJobSchema, operation: null },
   bulkCancel: { queue: queueNames.bulk, schema: bulkCancelJobSchema, operation: 'bulkCancel' },
   bulkCancelByQuery: { queue: queueNames.bulk, schema: bulkCancelByQueryJobSchema, operation: 'bulkCancelByQuery' },
   bulkCancelPart: { queue: queueNames.bulk, schema: bulkCancelPartJobSchema, operation: null },
@@ -123,7 +148,7 @@ export const jobCatalogue = {
 export type JobName = keyof typeof jobCatalogue;
 export const jobNames = Object.keys(jobCatalogue) as JobName[];
 export type JobPayload<N extends JobName> = z.infer<(typeof jobCatalogue)[N]['schema']>;
-export type MerchantJobName = Exclude<JobName, 'bulkCancelPart'>;
+export type MerchantJobName = Exclude<JobName, 'bulkCancelPart' | 'cancelBatch'>;
 
 /** Counts kept with every job (docs/design.md, "Cancellation semantics"). */
 export interface CancelResult {

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import { AppError } from '../errors.js';
+import { abortKey } from './job-abort.js';
 import {
   type JobPayload,
   jobCatalogue,
@@ -11,6 +12,7 @@ import {
 import { MerchantTurns } from './merchant-turns.js';
 import { type CancellationQueues, closeCancellationQueues, createCancellationQueues } from './queues.js';
 import type { RedisConnection } from './redis.js';
+import { SingleCancelBatcher, withdrawMember } from './single-cancel-batches.js';
 
 export interface EnqueuedJob {
   jobId: string;
@@ -39,12 +41,14 @@ export class CancellationProducer {
   private created: CancellationQueues | null = null;
   private readonly waiting = new Map<QueueName, { count: number; checkedAt: number }>();
   private readonly turns: MerchantTurns;
+  private readonly singles: SingleCancelBatcher;
 
   constructor(
     private readonly connection: RedisConnection,
     private readonly options: ProducerOptions,
   ) {
     this.turns = new MerchantTurns(connection, options.prefix);
+    this.singles = new SingleCancelBatcher(connection, options.prefix, () => this.queues[queueNames.single]);
     // BullMQ reads the server version once when a queue is built, and with the offline queue off that
     // read fails while Redis is still connecting; so the queues are built once the connection is ready.
     if (connection.status === 'ready') this.createQueues();
@@ -72,7 +76,8 @@ export class CancellationProducer {
 
   /**
    * Stores one job. `maxQueuedJobs` is the merchant's cap of bulk jobs queued or running (0: none);
-   * single cancels are not capped (they are coalesced, and cost one row each).
+   * single cancels are not capped (they are coalesced, and cost one row each), and are stored with the
+   * other single cancels that arrived with them (single-cancel-batches.ts).
    */
   async enqueue<N extends MerchantJobName>(
     name: N,
@@ -82,11 +87,16 @@ export class CancellationProducer {
   ): Promise<EnqueuedJob> {
     const queueName = jobCatalogue[name].queue;
     const queue = this.queues[queueName];
+    if (name === 'cancel') {
+      const stored = await this.withinDeadline(async () => {
+        await this.refuseWhenFull(queueName, queue);
+        return this.singles.add(payload as JobPayload<'cancel'>, deduplicationId);
+      });
+      return { jobId: stored.jobId, shared: stored.shared };
+    }
     const jobId = newJobId();
     const job = await this.withinDeadline(async () => {
       await this.refuseWhenFull(queueName, queue);
-      if (queueName === queueNames.single)
-        return queue.add(name, payload, { jobId, deduplication: { id: deduplicationId } });
       return this.addBulk(queue, name, payload, jobId, deduplicationId, maxQueuedJobs);
     });
     const storedId = job.id ?? jobId;
@@ -99,6 +109,12 @@ export class CancellationProducer {
    */
   async withdraw(name: MerchantJobName, merchantId: string, jobId: string): Promise<boolean> {
     const queueName = jobCatalogue[name].queue;
+    if (name === 'cancel') {
+      // A member of a batch stays in it, marked: the worker that takes the batch skips it.
+      const { prefix } = this.options;
+      const withdrawn = await withdrawMember(this.connection, prefix, jobId, abortKey(prefix, jobId));
+      if (withdrawn !== -1) return withdrawn === 1;
+    }
     const removed = (await this.queues[queueName].remove(jobId)) === 1;
     if (removed && queueName === queueNames.bulk) await this.turns.finished(merchantId, jobId);
     return removed;

@@ -1,0 +1,152 @@
+import type { Job } from 'bullmq';
+import { isTransientDatabaseError } from '../../shared/database-errors.js';
+import type { PublicJobStatus } from '../../shared/job-status-schema.js';
+import { abortKey } from '../../shared/queue/job-abort.js';
+import { type CancelResult, cancelBatchJobSchema } from '../../shared/queue/job-catalogue.js';
+import { type BatchMember, WITHDRAWN } from '../../shared/queue/single-cancel-batches.js';
+import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
+import type { Coalescer } from '../cancel-coalescer.js';
+import { type SingleCancel, toResult } from '../single-cancel-coalescer.js';
+import type { WorkerDeps } from '../worker-context.js';
+
+/** What the queue job itself returns: how its requests ended (each request's own counts are its job's). */
+export interface CancelBatchResult {
+  requests: number;
+  completed: number;
+  cancelled: number;
+  failed: number;
+}
+
+/**
+ * Runs a batch of single cancels (single-cancel-batches.ts). Each request is a job of the merchant's
+ * own: it is applied through the coalescer like any single cancel (its audit row committed with its
+ * reward), then logged, counted and announced to the merchant's webhook on its own.
+ *
+ * Before anything is applied, the requests the merchant aborted are set aside: one the API withdrew
+ * while the batch waited is skipped silently (the API recorded and announced it); one aborted after the
+ * batch was taken is recorded `cancelled` with nothing applied, here.
+ *
+ * A database outage or deadlock in any request puts the whole batch back in the queue (workers.ts):
+ * requests that had committed are applied again with the same outcome (their reward carries their job
+ * id), so every count stays exact. A request the database refuses on its own fails alone, at once.
+ */
+export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalescer<SingleCancel, RewardOutcome>) {
+  const { logger, metrics, webhooks, outbox } = deps;
+  const prefix = deps.config.QUEUE_PREFIX;
+
+  return async (job: Job): Promise<CancelBatchResult> => {
+    const { merchantId, requests } = cancelBatchJobSchema.parse(job.data);
+    const createdAt = new Date(job.timestamp);
+    const startedAt = new Date(job.processedOn ?? Date.now());
+    const marks = requests.length > 0 ? await deps.redis.mget(...requests.map((r) => abortKey(prefix, r.jobId))) : [];
+    const toApply: BatchMember[] = [];
+    const aborted: BatchMember[] = [];
+    requests.forEach((request, index) => {
+      const mark = marks[index];
+      if (mark === WITHDRAWN) return;
+      (mark ? aborted : toApply).push(request);
+    });
+
+    const settled = await Promise.allSettled(
+      toApply.map((request) =>
+        coalescer.submit({
+          jobId: request.jobId,
+          merchantId,
+          rewardId: request.id,
+          externalId: request.externalId,
+          requestId: request.requestId,
+          createdAt,
+          startedAt,
+        }),
+      ),
+    );
+    const outage = settled.find(
+      (outcome): outcome is PromiseRejectedResult =>
+        outcome.status === 'rejected' && isTransientDatabaseError(outcome.reason),
+    );
+    if (outage) throw outage.reason;
+
+    const finishedAt = Date.now();
+    const statusOf = (
+      request: BatchMember,
+      state: PublicJobStatus['state'],
+      result: CancelResult | null,
+    ): PublicJobStatus => ({
+      jobId: request.jobId,
+      operation: 'cancel' as const,
+      state,
+      createdAt: createdAt.getTime(),
+      startedAt: startedAt.getTime(),
+      finishedAt,
+      progress: state === 'failed' ? 0 : 100,
+      result: result ? { ...result } : null,
+      error: state === 'failed' ? 'request could not be applied' : null,
+    });
+    const seconds = (finishedAt - startedAt.getTime()) / 1000;
+    const result: CancelBatchResult = { requests: requests.length, completed: 0, cancelled: 0, failed: 0 };
+    const failures: Array<{ request: BatchMember; error: Error }> = [];
+    settled.forEach((outcome, index) => {
+      const request = toApply[index] as BatchMember;
+      if (outcome.status === 'rejected') {
+        const error = outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason));
+        failures.push({ request, error });
+        return;
+      }
+      const counts = toResult(outcome.value);
+      result.completed += 1;
+      metrics.jobDuration.observe({ operation: 'cancel', outcome: 'completed' }, seconds);
+      logger.info(
+        {
+          jobId: request.jobId,
+          merchantId,
+          requestId: request.requestId,
+          operation: 'cancel',
+          counts,
+          ms: seconds * 1000,
+        },
+        'job completed',
+      );
+      void webhooks.jobFinished({ merchantId, type: 'job.completed', status: statusOf(request, 'completed', counts) });
+    });
+
+    const ended = [
+      ...failures.map(({ request, error }) => ({ request, state: 'failed' as const, error: error.message })),
+      ...aborted.map((request) => ({ request, state: 'cancelled' as const, error: undefined })),
+    ];
+    if (ended.length > 0) {
+      await outbox.record(
+        ended.map(({ request, state, error }) => ({
+          id: request.jobId,
+          merchantId,
+          operation: 'cancel',
+          requestId: request.requestId,
+          createdAt,
+          startedAt,
+          finishedAt: new Date(finishedAt),
+          state,
+          counts: {},
+          error,
+        })),
+      );
+    }
+    for (const { request, error } of failures) {
+      result.failed += 1;
+      metrics.jobDuration.observe({ operation: 'cancel', outcome: 'failed' }, seconds);
+      logger.error(
+        { jobId: request.jobId, merchantId, requestId: request.requestId, operation: 'cancel', err: error },
+        'job failed',
+      );
+      void webhooks.jobFinished({ merchantId, type: 'job.failed', status: statusOf(request, 'failed', null) });
+    }
+    for (const request of aborted) {
+      result.cancelled += 1;
+      metrics.jobDuration.observe({ operation: 'cancel', outcome: 'cancelled' }, seconds);
+      logger.info(
+        { jobId: request.jobId, merchantId, requestId: request.requestId, operation: 'cancel' },
+        'job aborted',
+      );
+      void webhooks.jobFinished({ merchantId, type: 'job.cancelled', status: statusOf(request, 'cancelled', null) });
+    }
+    return result;
+  };
+}
