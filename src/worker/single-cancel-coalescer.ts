@@ -1,6 +1,5 @@
 import { isTransientDatabaseError } from '../shared/database-errors.js';
 import type { CancelResult } from '../shared/queue/job-catalogue.js';
-import { recordJobsFinished } from '../shared/repositories/cancellation-jobs.repository.js';
 import { cancelSingleRewards, type RewardOutcome } from '../shared/repositories/reward-cancellations.repository.js';
 import { Coalescer } from './cancel-coalescer.js';
 import type { WorkerDeps } from './worker-context.js';
@@ -27,29 +26,11 @@ export function toResult(outcome: RewardOutcome): CancelResult {
 
 /**
  * The coalesced write: cancel every waiting reward and record every job's audit row, in one
- * transaction, so a job's row says `completed` exactly when its reward change has committed.
+ * statement, so a job's row says `completed` exactly when its reward change has committed.
  */
 export function createSingleCancelCoalescer(deps: WorkerDeps): Coalescer<SingleCancel, RewardOutcome> {
   const apply = async (requests: SingleCancel[]): Promise<RewardOutcome[]> => {
-    const outcomes = await deps.db.transaction().execute(async (trx) => {
-      const results = await cancelSingleRewards(trx, requests);
-      const finishedAt = new Date();
-      await recordJobsFinished(
-        trx,
-        requests.map((request, index) => ({
-          id: request.jobId,
-          merchantId: request.merchantId,
-          operation: 'cancel',
-          requestId: request.requestId,
-          createdAt: request.createdAt,
-          startedAt: request.startedAt,
-          finishedAt,
-          state: 'completed' as const,
-          counts: toResult(results[index] as RewardOutcome),
-        })),
-      );
-      return results;
-    });
+    const outcomes = await cancelSingleRewards(deps.db, requests);
     deps.metrics.batchSize.observe({ operation: 'cancel' }, requests.length);
     const cancelled = outcomes.filter((outcome) => outcome === 'cancelled').length;
     if (cancelled > 0) deps.metrics.rewardsCancelled.inc({ operation: 'cancel' }, cancelled);

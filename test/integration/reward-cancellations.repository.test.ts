@@ -4,7 +4,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/shared/db/client.js';
 import type { Database } from '../../src/shared/db/schema.js';
-import { recordJobsFinished } from '../../src/shared/repositories/cancellation-jobs.repository.js';
 import { listJobRewards } from '../../src/shared/repositories/job-rewards.repository.js';
 import {
   cancelRewardsByIdentifiers,
@@ -47,6 +46,12 @@ afterAll(async () => {
 });
 
 const unique = (label: string) => `${label}-${randomUUID()}`;
+
+/** A single-cancel request with the times its audit row records. */
+function single(fields: Omit<SingleCancelRequest, 'createdAt' | 'startedAt'>): SingleCancelRequest {
+  const at = new Date();
+  return { ...fields, createdAt: at, startedAt: at };
+}
 
 async function rewards(inputs: RewardInput[], options: { merchant?: string; configuration?: string } = {}) {
   return createRewards(env.db, {
@@ -93,20 +98,20 @@ describe('cancelSingleRewards', () => {
     });
     const earlierJob = randomUUID();
     await inTransaction((trx) =>
-      cancelSingleRewards(trx, [{ jobId: earlierJob, merchantId, rewardId: cancelledElsewhere?.id }]),
+      cancelSingleRewards(trx, [single({ jobId: earlierJob, merchantId, rewardId: cancelledElsewhere?.id })]),
     );
 
-    const jobId = randomUUID();
+    const jobIds = Array.from({ length: 8 }, () => randomUUID());
     const requests: SingleCancelRequest[] = [
-      { jobId, merchantId, rewardId: byId?.id },
-      { jobId, merchantId, externalId: byExternal?.externalId as string },
-      { jobId, merchantId, rewardId: used?.id },
-      { jobId, merchantId, rewardId: expired?.id },
-      { jobId, merchantId, rewardId: cancelledElsewhere?.id },
-      { jobId, merchantId, rewardId: randomUUID() },
-      { jobId, merchantId, externalId: unique('missing') },
+      single({ jobId: jobIds[0] as string, merchantId, rewardId: byId?.id }),
+      single({ jobId: jobIds[1] as string, merchantId, externalId: byExternal?.externalId as string }),
+      single({ jobId: jobIds[2] as string, merchantId, rewardId: used?.id }),
+      single({ jobId: jobIds[3] as string, merchantId, rewardId: expired?.id }),
+      single({ jobId: jobIds[4] as string, merchantId, rewardId: cancelledElsewhere?.id }),
+      single({ jobId: jobIds[5] as string, merchantId, rewardId: randomUUID() }),
+      single({ jobId: jobIds[6] as string, merchantId, externalId: unique('missing') }),
       // Another merchant's reward is not found, by id or by external id.
-      { jobId, merchantId, rewardId: foreign?.id },
+      single({ jobId: jobIds[7] as string, merchantId, rewardId: foreign?.id }),
     ];
     const outcomes = await inTransaction((trx) => cancelSingleRewards(trx, requests));
     expect(outcomes).toEqual([
@@ -122,17 +127,51 @@ describe('cancelSingleRewards', () => {
 
     const ids = [byId, byExternal, used, expired, cancelledElsewhere, foreign].map((reward) => reward?.id as string);
     expect(await stateOf(ids)).toEqual([
-      { status: 'CANCELLED', jobId, hasCancelledAt: true },
-      { status: 'CANCELLED', jobId, hasCancelledAt: true },
+      { status: 'CANCELLED', jobId: jobIds[0], hasCancelledAt: true },
+      { status: 'CANCELLED', jobId: jobIds[1], hasCancelledAt: true },
       { status: 'USED', jobId: null, hasCancelledAt: false },
       { status: 'EXPIRED', jobId: null, hasCancelledAt: false },
       { status: 'CANCELLED', jobId: earlierJob, hasCancelledAt: true },
       { status: 'ACTIVE', jobId: null, hasCancelledAt: false },
     ]);
+    // Each request's audit row, written by the same statement: completed, with its own counts.
+    const audit = await env.db
+      .selectFrom('cancellation_jobs')
+      .select([
+        'id',
+        'state',
+        'operation',
+        'requested',
+        'cancelled',
+        'already_cancelled',
+        'not_cancellable',
+        'not_found',
+      ])
+      .where('id', 'in', jobIds)
+      .execute();
+    const counts = (cancelled: number, already: number, notCancellable: number, notFound: number) => ({
+      state: 'completed',
+      operation: 'cancel',
+      requested: 1,
+      cancelled,
+      already_cancelled: already,
+      not_cancellable: notCancellable,
+      not_found: notFound,
+    });
+    expect(jobIds.map((id) => audit.find((row) => row.id === id))).toEqual([
+      { id: jobIds[0], ...counts(1, 0, 0, 0) },
+      { id: jobIds[1], ...counts(1, 0, 0, 0) },
+      { id: jobIds[2], ...counts(0, 0, 1, 0) },
+      { id: jobIds[3], ...counts(0, 0, 1, 0) },
+      { id: jobIds[4], ...counts(0, 1, 0, 0) },
+      { id: jobIds[5], ...counts(0, 0, 0, 1) },
+      { id: jobIds[6], ...counts(0, 0, 0, 1) },
+      { id: jobIds[7], ...counts(0, 0, 0, 1) },
+    ]);
 
-    // A retry of the same job reports the same outcomes and changes nothing more.
+    // A retry of the same jobs reports the same outcomes and changes nothing more.
     expect(await inTransaction((trx) => cancelSingleRewards(trx, requests))).toEqual(outcomes);
-    expect((await stateOf(ids))[0]).toEqual({ status: 'CANCELLED', jobId, hasCancelledAt: true });
+    expect((await stateOf(ids))[0]).toEqual({ status: 'CANCELLED', jobId: jobIds[0], hasCancelledAt: true });
   });
 
   it('goes by the id when a request carries both an id and an external id', async () => {
@@ -143,7 +182,9 @@ describe('cancelSingleRewards', () => {
     ]);
     const jobId = randomUUID();
     const outcomes = await inTransaction((trx) =>
-      cancelSingleRewards(trx, [{ jobId, merchantId, rewardId: named?.id, externalId: other?.externalId as string }]),
+      cancelSingleRewards(trx, [
+        single({ jobId, merchantId, rewardId: named?.id, externalId: other?.externalId as string }),
+      ]),
     );
     expect(outcomes).toEqual(['cancelled']);
     expect((await stateOf([named?.id as string, other?.id as string])).map((state) => state.status)).toEqual([
@@ -162,8 +203,8 @@ describe('cancelSingleRewards', () => {
     const [first, second] = [randomUUID(), randomUUID()];
     const outcomes = await inTransaction((trx) =>
       cancelSingleRewards(trx, [
-        { jobId: first, merchantId, externalId },
-        { jobId: second, merchantId: otherMerchantId, externalId },
+        single({ jobId: first, merchantId, externalId }),
+        single({ jobId: second, merchantId: otherMerchantId, externalId }),
       ]),
     );
     expect(outcomes).toEqual(['cancelled', 'cancelled']);
@@ -190,7 +231,7 @@ describe('cancelRewardsByIdentifiers', () => {
     });
     const earlierJob = randomUUID();
     await inTransaction((trx) =>
-      cancelSingleRewards(trx, [{ jobId: earlierJob, merchantId, rewardId: cancelledElsewhere?.id }]),
+      cancelSingleRewards(trx, [single({ jobId: earlierJob, merchantId, rewardId: cancelledElsewhere?.id })]),
     );
 
     const jobId = randomUUID();
@@ -513,31 +554,15 @@ describe('the listing of one-statement slices, deferred to the first read', () =
 });
 
 describe('the coalesced single-cancel write', () => {
-  it('is two prepared statements whose text is the same for any batch size', async () => {
+  it('is one prepared statement whose text is the same for any batch size', async () => {
     // One connection: a statement prepared once is reused for every batch after it. Were the text to
     // change with the batch size, node-postgres would refuse the second text under the same name.
     const db = createDb({ connectionString: env.databaseUrl, poolSize: 1, applicationName: 'rewards-test-prepared' });
     try {
       for (const size of [1, 3, 7]) {
         const created = await rewards(Array.from({ length: size }, () => ({ playerId: unique('prepared') })));
-        const requests = created.map((reward) => ({ jobId: randomUUID(), merchantId, rewardId: reward.id }));
-        const at = new Date();
-        await db.transaction().execute(async (trx) => {
-          expect(await cancelSingleRewards(trx, requests)).toEqual(requests.map(() => 'cancelled'));
-          await recordJobsFinished(
-            trx,
-            requests.map((request) => ({
-              id: request.jobId,
-              merchantId,
-              operation: 'cancel',
-              createdAt: at,
-              startedAt: at,
-              finishedAt: at,
-              state: 'completed' as const,
-              counts: { requested: 1, cancelled: 1 },
-            })),
-          );
-        });
+        const requests = created.map((reward) => single({ jobId: randomUUID(), merchantId, rewardId: reward.id }));
+        expect(await cancelSingleRewards(db, requests)).toEqual(requests.map(() => 'cancelled'));
         const recorded = await env.db
           .selectFrom('cancellation_jobs')
           .select(['state', 'cancelled', 'attempts'])
@@ -550,7 +575,7 @@ describe('the coalesced single-cancel write', () => {
         expect(recorded).toEqual(requests.map(() => ({ state: 'completed', cancelled: 1, attempts: 1 })));
       }
       const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`.execute(db);
-      expect(prepared.rows.map((row) => row.name)).toEqual(['cancel-single-rewards', 'record-jobs-finished']);
+      expect(prepared.rows.map((row) => row.name)).toEqual(['cancel-single-rewards-recorded']);
     } finally {
       await db.destroy();
     }

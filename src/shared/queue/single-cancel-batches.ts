@@ -29,6 +29,9 @@ export const MAX_BATCH_MEMBERS = 500;
 /** How long an identical request may still find a waiting member to share (past it: a job of its own). */
 const DEDUP_TTL_MS = 5 * 60 * 1000;
 
+/** As long as any abort mark is kept (job-abort.ts). */
+const ABORT_MARK_TTL_SECONDS = 7 * 24 * 60 * 60;
+
 const MEMBER_DIGITS = 4;
 
 export function newBatchId(): string {
@@ -50,16 +53,20 @@ export function dedupKey(prefix: string, deduplicationId: string): string {
 }
 
 /**
- * For each member (KEYS[i] its dedup key, ARGV[3 + i] its id): the id of an identical member that is
- * still waiting, or false, in which case this member becomes the one later requests share. A waiting
- * member is one whose batch job exists and has not started, and that nobody aborted. The batch key is
- * built from the member id (same prefix, so the same Cluster slot), as BullMQ's own scripts do.
- * ARGV[1]: `<prefix>:cancel:` (the single queue's key prefix), ARGV[2]: `<prefix>:abort:`, ARGV[3]: ttl.
+ * For each member of a batch being stored (KEYS[i] its dedup key, ARGV[4 + i] its id): the id of an
+ * identical member that is still waiting, or false, in which case this member becomes the one later
+ * requests share. A waiting member is one whose batch job exists and has not started, and that nobody
+ * aborted. The batch key is built from the member id (same prefix, so the same Cluster slot), as
+ * BullMQ's own scripts do. It runs just before the batch is added, in the same round trip (pipelined):
+ * a member that found a waiting twin is stored all the same, so it is marked withdrawn here and its
+ * worker skips it without a word; its request is answered with the twin's id.
+ * ARGV[1]: `<prefix>:cancel:` (the single queue's key prefix), ARGV[2]: `<prefix>:abort:`,
+ * ARGV[3]: the dedup keys' ttl (ms), ARGV[4]: the abort marks' ttl (s).
  */
 const SHARE_WAITING = `
 local shared = {}
 for index, key in ipairs(KEYS) do
-  local mine = ARGV[3 + index]
+  local mine = ARGV[4 + index]
   local existing = redis.call('GET', key)
   local share = false
   if existing then
@@ -69,7 +76,11 @@ for index, key in ipairs(KEYS) do
       share = existing
     end
   end
-  if not share then redis.call('SET', key, mine, 'PX', ARGV[3]) end
+  if share then
+    redis.call('SET', ARGV[2] .. mine, 'withdrawn', 'EX', ARGV[4])
+  else
+    redis.call('SET', key, mine, 'PX', ARGV[3])
+  end
   shared[index] = share
 end
 return shared
@@ -108,6 +119,8 @@ interface Waiting {
 export class SingleCancelBatcher {
   private pending = new Map<string, Waiting[]>();
   private flushScheduled = false;
+  /** Merchants with a batch on its way to Redis: what arrives meanwhile waits for it, then goes together. */
+  private readonly storing = new Set<string>();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -124,22 +137,36 @@ export class SingleCancelBatcher {
         this.pending.set(merchantId, group);
       }
       group.push({ member, deduplicationId, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        // After the requests the event loop has read in this turn: they go in one job per merchant.
-        setImmediate(() => this.flush());
-      }
+      this.scheduleFlush();
     });
   }
 
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // After the requests the event loop has read in this turn: they go in one job per merchant.
+    setImmediate(() => this.flush());
+  }
+
+  /**
+   * Stores each merchant's waiting requests, unless a batch of that merchant is still on its way: then
+   * they wait for it (one round trip at most) and leave with everything else that came meanwhile. So a
+   * batch grows with the load, and a request that comes alone leaves at once.
+   */
   private flush(): void {
     this.flushScheduled = false;
-    const groups = this.pending;
-    this.pending = new Map();
-    for (const [merchantId, waiting] of groups) {
+    for (const [merchantId, waiting] of this.pending) {
+      if (this.storing.has(merchantId)) continue;
+      this.pending.delete(merchantId);
+      this.storing.add(merchantId);
+      const stores: Promise<void>[] = [];
       for (let start = 0; start < waiting.length; start += MAX_BATCH_MEMBERS) {
-        void this.store(merchantId, waiting.slice(start, start + MAX_BATCH_MEMBERS));
+        stores.push(this.store(merchantId, waiting.slice(start, start + MAX_BATCH_MEMBERS)));
       }
+      void Promise.all(stores).finally(() => {
+        this.storing.delete(merchantId);
+        if (this.pending.has(merchantId)) this.scheduleFlush();
+      });
     }
   }
 
@@ -153,52 +180,44 @@ export class SingleCancelBatcher {
       else byKey.set(entry.deduplicationId, [entry]);
     }
     const distinct = [...byKey.values()];
-    const candidates = distinct.map((same, index) => ({
+    const members: BatchMember[] = distinct.map((same, index) => ({
       ...(same[0] as Waiting).member,
       jobId: memberJobId(batchId, index),
     }));
     const keys = distinct.map((same) => dedupKey(this.prefix, (same[0] as Waiting).deduplicationId));
-    // Within one batch too, only the first of identical requests made the job; the others share it.
-    const settle = (entries: Waiting[], jobId: string, twinWaiting: boolean) => {
-      entries.forEach((entry, index) => {
-        entry.resolve({ jobId, shared: twinWaiting || index > 0 });
-      });
-    };
-    const claimed: Array<{ key: string; jobId: string }> = [];
-    try {
-      const shared = (await this.redis.eval(
-        SHARE_WAITING,
-        keys.length,
-        ...keys,
-        `${this.prefix}:cancel:`,
-        `${this.prefix}:abort:`,
-        DEDUP_TTL_MS,
-        ...candidates.map((member) => member.jobId),
-      )) as Array<string | null>;
-      const members: BatchMember[] = [];
-      const mine: Array<{ entries: Waiting[]; jobId: string }> = [];
-      distinct.forEach((entries, index) => {
-        const twin = shared[index];
-        if (twin) {
-          settle(entries, twin, true);
-          return;
-        }
-        const member = candidates[index] as BatchMember;
-        members.push(member);
-        mine.push({ entries, jobId: member.jobId });
-        claimed.push({ key: keys[index] as string, jobId: member.jobId });
-      });
-      if (members.length === 0) return;
-      await this.queue().add('cancelBatch', { merchantId, requests: members }, { jobId: batchId });
-      for (const { entries, jobId } of mine) settle(entries, jobId, false);
-    } catch (error) {
-      // (Requests already answered with a waiting twin's id keep that answer.)
+    // One round trip: the twin lookup and the batch are sent together, the batch with every member
+    // (a request waits on Redis once, which bounds how many the API answers per second).
+    const sharing = this.redis.eval(
+      SHARE_WAITING,
+      keys.length,
+      ...keys,
+      `${this.prefix}:cancel:`,
+      `${this.prefix}:abort:`,
+      DEDUP_TTL_MS,
+      ABORT_MARK_TTL_SECONDS,
+      ...members.map((member) => member.jobId),
+    ) as Promise<Array<string | null>>;
+    // (Through a promise, so that queues not built yet reject like any failed store.)
+    const adding = Promise.resolve().then(() =>
+      this.queue().add('cancelBatch', { merchantId, requests: members }, { jobId: batchId }),
+    );
+    const [looked, added] = await Promise.allSettled([sharing, adding]);
+    if (looked.status === 'rejected' || added.status === 'rejected') {
+      const error = looked.status === 'rejected' ? looked.reason : (added as PromiseRejectedResult).reason;
       for (const entry of waiting) entry.reject(error);
-      if (claimed.length > 0) {
-        const release = [...claimed.map(({ key }) => key), ...claimed.map(({ jobId }) => jobId)];
-        await this.redis.eval(RELEASE, claimed.length, ...release).catch(() => {});
+      // The batch is not stored: later identical requests must not be pointed at its members.
+      if (looked.status === 'fulfilled') {
+        await this.redis.eval(RELEASE, keys.length, ...keys, ...members.map((member) => member.jobId)).catch(() => {});
       }
+      return;
     }
+    distinct.forEach((entries, index) => {
+      const twin = looked.value[index];
+      // Within one batch too, only the first of identical requests made the job; the others share it.
+      entries.forEach((entry, position) => {
+        entry.resolve({ jobId: twin || (members[index] as BatchMember).jobId, shared: Boolean(twin) || position > 0 });
+      });
+    });
   }
 }
 

@@ -26,18 +26,27 @@ export interface SingleCancelRequest {
   merchantId: string;
   rewardId?: string;
   externalId?: string;
+  /** For the job's audit row. */
+  requestId?: string;
+  createdAt: Date;
+  startedAt: Date;
 }
 
 /**
  * Many single cancels (of any merchants) in one statement: the coalesced path. Returns one outcome
- * per request, in request order.
+ * per request, in request order, and writes each request's audit row (`completed`, its counts) in the
+ * same statement, so the row says `completed` exactly when the reward change has committed. Job ids
+ * must be distinct (each row is written once).
+ *
+ * One statement rather than a transaction of two: no BEGIN and COMMIT round trips, one message to
+ * Postgres and one answer per coalesced batch (these run hundreds of times a second under load).
  */
 export async function cancelSingleRewards(
-  db: Transaction<Database>,
+  db: Executor,
   requests: readonly SingleCancelRequest[],
 ): Promise<RewardOutcome[]> {
   if (requests.length === 0) return [];
-  // The text is the same for any number of requests (four arrays): prepared once per connection, as
+  // The text is the same for any number of requests (arrays): prepared once per connection, as
   // this runs for every coalesced batch and planning it costs more than running a small batch.
   const query = sql<{ ordinal: number; outcome: RewardOutcome }>`
     WITH input AS (
@@ -45,8 +54,11 @@ export async function cancelSingleRewards(
         ${requests.map((r) => r.jobId)}::uuid[],
         ${requests.map((r) => r.merchantId)}::uuid[],
         ${requests.map((r) => r.rewardId ?? null)}::uuid[],
-        ${requests.map((r) => r.externalId ?? null)}::text[]
-      ) WITH ORDINALITY AS t(job_id, merchant_id, reward_id, external_id, ordinal)
+        ${requests.map((r) => r.externalId ?? null)}::text[],
+        ${requests.map((r) => r.requestId ?? null)}::text[],
+        ${requests.map((r) => r.createdAt)}::timestamptz[],
+        ${requests.map((r) => r.startedAt)}::timestamptz[]
+      ) WITH ORDINALITY AS t(job_id, merchant_id, reward_id, external_id, request_id, created_at, started_at, ordinal)
     ),
     matched AS (
       SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id
@@ -63,21 +75,46 @@ export async function cancelSingleRewards(
       WHERE r.id = m.id AND r.status = 'ACTIVE'
       RETURNING r.id, r.cancellation_job_id
     ),
-    ${listCancelledRewards}
-    SELECT i.ordinal::int AS ordinal,
-      CASE
-        WHEN m.id IS NULL THEN 'notFound'
-        WHEN u.id IS NOT NULL THEN 'cancelled'
-        WHEN m.status = 'CANCELLED' AND m.cancellation_job_id = i.job_id THEN 'cancelled'
-        WHEN m.status IN ('USED', 'EXPIRED') THEN 'notCancellable'
-        ELSE 'alreadyCancelled'
-      END AS outcome
-    FROM input i
-    LEFT JOIN matched m ON m.ordinal = i.ordinal
-    LEFT JOIN updated u ON u.id = m.id AND u.cancellation_job_id = i.job_id
-    ORDER BY i.ordinal
+    ${listCancelledRewards},
+    settled AS (
+      SELECT i.ordinal, i.job_id, i.merchant_id, i.request_id, i.created_at, i.started_at,
+        CASE
+          WHEN m.id IS NULL THEN 'notFound'
+          WHEN u.id IS NOT NULL THEN 'cancelled'
+          WHEN m.status = 'CANCELLED' AND m.cancellation_job_id = i.job_id THEN 'cancelled'
+          WHEN m.status IN ('USED', 'EXPIRED') THEN 'notCancellable'
+          ELSE 'alreadyCancelled'
+        END AS outcome
+      FROM input i
+      LEFT JOIN matched m ON m.ordinal = i.ordinal
+      LEFT JOIN updated u ON u.id = m.id AND u.cancellation_job_id = i.job_id
+    ),
+    recorded AS (
+      INSERT INTO cancellation_jobs AS j (
+        id, merchant_id, operation, state, request_id, requested, cancelled, already_cancelled,
+        not_cancellable, not_found, created_at, started_at, finished_at, attempts
+      )
+      SELECT job_id::text, merchant_id, 'cancel', 'completed', request_id, 1,
+        (outcome = 'cancelled')::int, (outcome = 'alreadyCancelled')::int,
+        (outcome = 'notCancellable')::int, (outcome = 'notFound')::int,
+        created_at, started_at, now(), 1
+      FROM settled
+      ON CONFLICT (id) DO UPDATE SET
+        state = excluded.state,
+        requested = excluded.requested,
+        cancelled = excluded.cancelled,
+        already_cancelled = excluded.already_cancelled,
+        not_cancellable = excluded.not_cancellable,
+        not_found = excluded.not_found,
+        players = NULL,
+        error = NULL,
+        started_at = coalesce(j.started_at, excluded.started_at),
+        finished_at = excluded.finished_at,
+        updated_at = now()
+    )
+    SELECT ordinal::int AS ordinal, outcome FROM settled ORDER BY ordinal
   `.compile(db);
-  const result = await db.executeQuery(prepared('cancel-single-rewards', query));
+  const result = await db.executeQuery(prepared('cancel-single-rewards-recorded', query));
   return result.rows.map((row) => row.outcome);
 }
 
