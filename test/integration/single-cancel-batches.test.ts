@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
-import { batchIdOf, MAX_BATCH_MEMBERS, memberJobId } from '../../src/shared/queue/single-cancel-batches.js';
+import {
+  batchIdOf,
+  dedupKey,
+  MAX_BATCH_MEMBERS,
+  memberJobId,
+  singleCancelDeduplicationKey,
+} from '../../src/shared/queue/single-cancel-batches.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -91,6 +97,12 @@ describe('single cancels stored together', { timeout: 60_000 }, () => {
     expect((await fetchJobStatus(api, merchant, memberJobId(batchIdOf(ids[0] as string), 400))).status).toBe(404);
     expect((await fetchJobStatus(api, merchant, batchIdOf(ids[0] as string))).status).toBe(404);
 
+    // Each waiting request has a key identical requests would share it by; a worker taking the batch frees it.
+    const dedupKeys = mine.map((reward) =>
+      dedupKey(env.queuePrefix, singleCancelDeduplicationKey(merchant.id, reward)),
+    );
+    expect(await api.deps.redis.exists(...dedupKeys)).toBe(30);
+
     const worker = await startTestWorker(env);
     try {
       for (const jobId of [ids[0], ids[29]] as string[]) {
@@ -121,6 +133,7 @@ describe('single cancels stored together', { timeout: 60_000 }, () => {
     expect(audit.every((row) => row.state === 'completed' && row.cancelled === 1 && row.operation === 'cancel')).toBe(
       true,
     );
+    expect(await api.deps.redis.exists(...dedupKeys)).toBe(0);
     // The finished batch keeps nothing that grows with its size in Redis.
     const batch = await singleQueue().getJob(batchIdOf(ids[0] as string));
     expect(batch?.data).toEqual({ merchantId: merchant.id });

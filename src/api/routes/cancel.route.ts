@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
+import { singleCancelDeduplicationKey } from '../../shared/queue/single-cancel-batches.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { IdempotencyHeadersSchema } from '../idempotency.js';
@@ -40,6 +40,6 @@ export function registerCancel(app: App, auth: MerchantRouteMiddleware): void {
     const target = id != null ? { id } : { externalId: externalId as string };
     const payload = { merchantId, requestId: c.get('requestId'), acceptedAt: Date.now(), ...target };
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
-    return enqueueAndAnswer(c, 'cancel', payload, deduplicationKey(merchantId, 'cancel', target), request);
+    return enqueueAndAnswer(c, 'cancel', payload, singleCancelDeduplicationKey(merchantId, target), request);
   });
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import type { JobPayload } from './job-catalogue.js';
+import { abortKey } from './job-abort.js';
+import { deduplicationKey, type JobPayload } from './job-catalogue.js';
 import type { RedisConnection } from './redis.js';
 
 /**
@@ -18,9 +19,9 @@ import type { RedisConnection } from './redis.js';
  * digits set to its place (1 to ffff; the batch's own id ends in 0000), so the batch is found from
  * the member id alone: job status and abort cost O(1) in Redis, with nothing stored per member.
  *
- * Identical waiting requests (DESIGN: same merchant and reward) share one member id: one small key per
- * member (`<prefix>:cancel-dedup:<hash>`), kept a few minutes, read only while that member's batch has
- * not started.
+ * Identical waiting requests (same merchant and reward) share one member id: one small key per member
+ * (`<prefix>:cancel-dedup:<hash>`), read only while that member's batch has not started, deleted when a
+ * worker takes the batch (so Redis holds them for waiting requests only), and kept at most 5 minutes.
  */
 
 /** At most this many requests per queue job (the job's data stays under ~100 KB). */
@@ -251,4 +252,49 @@ export async function withdrawMember(
   const own = `${prefix}:cancel:${jobId}`;
   const batch = `${prefix}:cancel:${batchIdOf(jobId)}`;
   return (await redis.eval(WITHDRAW_MEMBER, 3, own, batch, abortMark)) as -1 | 0 | 1;
+}
+
+/**
+ * A worker taking a batch: each member's abort mark (KEYS[i]), and its dedup key (KEYS[n + i]) deleted
+ * if it still names this member (ARGV[i]): from now on an identical request gets a job of its own, so
+ * the key is not needed, and Redis keeps dedup keys for waiting requests only.
+ */
+const TAKE_BATCH = `
+local n = #ARGV
+local marks = {}
+for index = 1, n do
+  marks[index] = redis.call('GET', KEYS[index])
+  local dedup = KEYS[n + index]
+  if redis.call('GET', dedup) == ARGV[index] then redis.call('DEL', dedup) end
+end
+return marks
+`;
+
+/** The members' abort marks (null: not aborted), in order; their dedup keys are released. */
+export async function takeBatch(
+  redis: RedisConnection,
+  prefix: string,
+  merchantId: string,
+  members: readonly BatchMember[],
+): Promise<Array<string | null>> {
+  if (members.length === 0) return [];
+  const keys = [
+    ...members.map((member) => abortKey(prefix, member.jobId)),
+    ...members.map((member) => dedupKey(prefix, singleCancelDeduplicationKey(merchantId, member))),
+  ];
+  return (await redis.eval(TAKE_BATCH, keys.length, ...keys, ...members.map((member) => member.jobId))) as Array<
+    string | null
+  >;
+}
+
+/** The key identical single cancels share (the cancel route builds it from the same fields). */
+export function singleCancelDeduplicationKey(
+  merchantId: string,
+  target: { id?: string | null; externalId?: string | null },
+): string {
+  return deduplicationKey(
+    merchantId,
+    'cancel',
+    target.id != null ? { id: target.id } : { externalId: target.externalId ?? '' },
+  );
 }

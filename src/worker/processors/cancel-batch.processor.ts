@@ -1,9 +1,8 @@
 import type { Job } from 'bullmq';
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
 import type { PublicJobStatus } from '../../shared/job-status-schema.js';
-import { abortKey } from '../../shared/queue/job-abort.js';
 import { type CancelResult, cancelBatchJobSchema } from '../../shared/queue/job-catalogue.js';
-import { type BatchMember, WITHDRAWN } from '../../shared/queue/single-cancel-batches.js';
+import { type BatchMember, takeBatch, WITHDRAWN } from '../../shared/queue/single-cancel-batches.js';
 import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
 import type { Coalescer } from '../cancel-coalescer.js';
 import { type SingleCancel, toResult } from '../single-cancel-coalescer.js';
@@ -38,7 +37,7 @@ export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalesce
     const { merchantId, requests } = cancelBatchJobSchema.parse(job.data);
     const createdAt = new Date(job.timestamp);
     const startedAt = new Date(job.processedOn ?? Date.now());
-    const marks = requests.length > 0 ? await deps.redis.mget(...requests.map((r) => abortKey(prefix, r.jobId))) : [];
+    const marks = await takeBatch(deps.redis, prefix, merchantId, requests);
     const toApply: BatchMember[] = [];
     const aborted: BatchMember[] = [];
     requests.forEach((request, index) => {
