@@ -13,8 +13,30 @@ export interface StreamSummary {
   firstError: string | null;
 }
 
+/** What one stream saw: every answer's latency, and its failures. */
+export interface StreamRecord {
+  latencies: number[];
+  errors: number;
+  firstError: string | null;
+}
+
 export interface ReadAllStream {
-  stop(): Promise<StreamSummary>;
+  stop(): Promise<StreamRecord>;
+}
+
+/** Percentiles over the answers of one or more streams, pooled. */
+export function summarise(records: readonly StreamRecord[]): StreamSummary {
+  const latencies = records.flatMap((record) => record.latencies);
+  const errors = records.reduce((sum, record) => sum + record.errors, 0);
+  const rounded = (value: number | null) => (value === null ? null : round(value, 2));
+  return {
+    requests: latencies.length + errors,
+    errors,
+    p50Ms: rounded(percentile(latencies, 50)),
+    p99Ms: rounded(percentile(latencies, 99)),
+    maxMs: rounded(latencies.length > 0 ? Math.max(...latencies) : null),
+    firstError: records.find((record) => record.firstError !== null)?.firstError ?? null,
+  };
 }
 
 /**
@@ -68,15 +90,7 @@ export function startReadAllStream(
     async stop() {
       running = false;
       await Promise.all(loops);
-      const rounded = (value: number | null) => (value === null ? null : round(value, 2));
-      return {
-        requests: latencies.length + errors,
-        errors,
-        p50Ms: rounded(percentile(latencies, 50)),
-        p99Ms: rounded(percentile(latencies, 99)),
-        maxMs: rounded(latencies.length > 0 ? Math.max(...latencies) : null),
-        firstError,
-      };
+      return { latencies, errors, firstError };
     },
   };
 }

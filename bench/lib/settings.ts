@@ -16,7 +16,14 @@ export interface BenchSettings {
   reads: { configurations: number; gamesPerConfiguration: number; betSlipItems: number };
   singles: { requests: number; connections: number; rewardsPerPlayer: number };
   http: { durationSeconds: number; warmupSeconds: number; connections: number };
-  readAllStream: { connections: number; requestsPerSecond: number; idleMs: number; warmupMs: number };
+  /** `cancelRuns`: cancels run under the stream, their answers pooled for one p99 (see all-phases.ts). */
+  readAllStream: {
+    connections: number;
+    requestsPerSecond: number;
+    idleMs: number;
+    warmupMs: number;
+    cancelRuns: number;
+  };
   /** Worker RSS sampled this long with nothing to do, before the first cancel. */
   idleMemoryMs: number;
   pollIntervalMs: number;
@@ -110,7 +117,13 @@ export function parseBenchArgs(
     http: { durationSeconds: quick ? 2 : 10, warmupSeconds: quick ? 0.5 : 1, connections: 50 },
     // Light: 20 requests in flight at most, ~40 per second in all (readAll costs ~10 ms of server time).
     // Idle for 10 s in a full run: ~400 samples, so that the idle p99 is not just the third-worst request.
-    readAllStream: { connections: 20, requestsPerSecond: 40, idleMs: quick ? 2_000 : 10_000, warmupMs: 1_000 },
+    readAllStream: {
+      connections: 20,
+      requestsPerSecond: 40,
+      idleMs: quick ? 2_000 : 10_000,
+      warmupMs: 1_000,
+      cancelRuns: quick ? 1 : 4,
+    },
     idleMemoryMs: quick ? 1_000 : 3_000,
     pollIntervalMs: 50,
     runTimeoutMs: quick ? 120_000 : 600_000,
