@@ -35,7 +35,7 @@ const ABORT_MARK_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 const MEMBER_DIGITS = 4;
 
-export function newBatchId(): string {
+function newBatchId(): string {
   return `${randomUUID().slice(0, -MEMBER_DIGITS)}0000`;
 }
 
