@@ -66,6 +66,24 @@ export interface JobOutcome extends JobRecord {
 }
 
 /**
+ * How an audit row already there (an earlier attempt, or the API's record of an abort) takes a finished
+ * job's outcome; the row is aliased `j`. Shared with the coalesced single-cancel statement, which writes its
+ * rows in the same statement as the cancels.
+ */
+export const FINISHED_JOB_CONFLICT = `ON CONFLICT (id) DO UPDATE SET
+     state = excluded.state,
+     requested = excluded.requested,
+     cancelled = excluded.cancelled,
+     already_cancelled = excluded.already_cancelled,
+     not_cancellable = excluded.not_cancellable,
+     not_found = excluded.not_found,
+     players = excluded.players,
+     error = excluded.error,
+     started_at = coalesce(j.started_at, excluded.started_at),
+     finished_at = excluded.finished_at,
+     updated_at = now()`;
+
+/**
  * The finished jobs' audit rows, one upsert for all of them. Columns travel as one array each
  * (`unnest`), so the text never changes with the number of jobs and the statement is prepared once per
  * connection: coalesced single cancels finish in batches of a few to hundreds of jobs, thousands of
@@ -82,18 +100,7 @@ const RECORD_JOBS_FINISHED = preparedStatement(
      $1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[],
      $9::int[], $10::int[], $11::int[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::timestamptz[]
    ) AS t
-   ON CONFLICT (id) DO UPDATE SET
-     state = excluded.state,
-     requested = excluded.requested,
-     cancelled = excluded.cancelled,
-     already_cancelled = excluded.already_cancelled,
-     not_cancellable = excluded.not_cancellable,
-     not_found = excluded.not_found,
-     players = excluded.players,
-     error = excluded.error,
-     started_at = coalesce(j.started_at, excluded.started_at),
-     finished_at = excluded.finished_at,
-     updated_at = now()`,
+   ${FINISHED_JOB_CONFLICT}`,
 );
 
 export async function recordJobsFinished(db: Executor, outcomes: readonly JobOutcome[]): Promise<void> {

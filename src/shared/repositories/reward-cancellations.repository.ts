@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { prepared } from '../db/client.js';
 import type { Database } from '../db/schema.js';
+import { FINISHED_JOB_CONFLICT } from './cancellation-jobs.repository.js';
 import { listCancelledRewards, listCancelledRewardsOfJob } from './job-rewards.repository.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -99,18 +100,7 @@ export async function cancelSingleRewards(
         (outcome = 'notCancellable')::int, (outcome = 'notFound')::int,
         created_at, started_at, now(), 1
       FROM settled
-      ON CONFLICT (id) DO UPDATE SET
-        state = excluded.state,
-        requested = excluded.requested,
-        cancelled = excluded.cancelled,
-        already_cancelled = excluded.already_cancelled,
-        not_cancellable = excluded.not_cancellable,
-        not_found = excluded.not_found,
-        players = NULL,
-        error = NULL,
-        started_at = coalesce(j.started_at, excluded.started_at),
-        finished_at = excluded.finished_at,
-        updated_at = now()
+      ${sql.raw(FINISHED_JOB_CONFLICT)}
     )
     SELECT ordinal::int AS ordinal, outcome FROM settled ORDER BY ordinal
   `.compile(db);
