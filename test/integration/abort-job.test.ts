@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestAbort } from '../../src/shared/queue/job-abort.js';
 import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
 import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
+import { cancelSingleRewards } from '../../src/shared/repositories/reward-cancellations.repository.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -166,6 +167,32 @@ describe('aborting a single cancel stored in a batch with others', { timeout: 60
       expect(await rewardStatus(rewards[0]?.id)).toBe('ACTIVE');
       const audit = await env.db.selectFrom('cancellation_jobs').selectAll().where('id', '=', first).executeTakeFirst();
       expect(audit).toMatchObject({ state: 'cancelled', operation: 'cancel', merchant_id: merchant.id });
+    } finally {
+      await worker.close();
+    }
+  });
+});
+
+describe('a single cancel aborted while its batch is run again', { timeout: 60_000 }, () => {
+  it('keeps what an earlier run of the batch committed: completed, counted once', async () => {
+    const { first, second, rewards } = await twoSinglesInOneBatch('batch-rerun');
+    // As if the batch had run once and committed the first request before its worker died: the batch has
+    // started once, the reward carries the request's id, and the abort came after.
+    const queue = api.deps.producer.queues.cancel;
+    await api.deps.redis.hset(queue.toKey(batchIdOf(first)), 'ats', '1');
+    const at = new Date();
+    await cancelSingleRewards(env.db, [
+      { jobId: first, merchantId: merchant.id, rewardId: rewards[0]?.id, createdAt: at, startedAt: at },
+    ]);
+    await requestAbort(api.deps.redis, env.queuePrefix, first);
+
+    const worker = await startTestWorker(env);
+    try {
+      expect(await waitForJob(api, merchant, second)).toMatchObject({ state: 'completed' });
+      expect(await waitForJob(api, merchant, first)).toMatchObject({ state: 'completed', result: { cancelled: 1 } });
+      const audit = await env.db.selectFrom('cancellation_jobs').selectAll().where('id', '=', first).executeTakeFirst();
+      expect(audit).toMatchObject({ state: 'completed', cancelled: 1 });
+      expect(await rewardStatus(rewards[0]?.id)).toBe('CANCELLED');
     } finally {
       await worker.close();
     }

@@ -23,7 +23,7 @@ export interface CancelBatchResult {
  *
  * Before anything is applied, the requests the merchant aborted are set aside: one the API withdrew
  * while the batch waited is skipped silently (the API recorded and announced it); one aborted after the
- * batch was taken is recorded `cancelled` with nothing applied, here.
+ * batch was taken is recorded `cancelled` with nothing applied, here (on the batch's first run; see below).
  *
  * A database outage or deadlock in any request puts the whole batch back in the queue (workers.ts):
  * requests that had committed are applied again with the same outcome (their reward carries their job
@@ -38,12 +38,16 @@ export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalesce
     const createdAt = new Date(job.timestamp);
     const startedAt = new Date(job.processedOn ?? Date.now());
     const marks = await takeBatch(deps.redis, prefix, merchantId, requests);
+    // A member aborted after its batch was taken is skipped on the batch's first run (nothing of it was
+    // applied). On a later run (after an outage, or a worker that died) an earlier run may have committed it,
+    // so it is applied like the rest, with the same outcome if it had: it was in flight when the abort came.
+    const firstRun = job.attemptsStarted <= 1;
     const toApply: BatchMember[] = [];
     const aborted: BatchMember[] = [];
     requests.forEach((request, index) => {
       const mark = marks[index];
       if (mark === WITHDRAWN) return;
-      (mark ? aborted : toApply).push(request);
+      (mark && firstRun ? aborted : toApply).push(request);
     });
 
     const settled = await Promise.allSettled(
