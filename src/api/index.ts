@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { loadConfigOrExit } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
@@ -5,6 +6,7 @@ import { closeRedis } from '../shared/queue/redis.js';
 import { installShutdown } from '../shared/shutdown.js';
 import { createApiConnections, createApiDeps } from './api-deps.js';
 import { createApp } from './app.js';
+import { closeGracefully } from './graceful-close.js';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
@@ -21,7 +23,7 @@ installShutdown({
   timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   // Stop accepting, let in-flight requests finish, then close what they used, in that order.
   steps: [
-    ['http server', () => new Promise<void>((resolve) => server.close(() => resolve()))],
+    ['http server', () => closeGracefully(server as Server)],
     ['queues', () => deps.producer.close()],
     ['redis', () => closeRedis(connections.redis)],
     ['database', () => connections.db.destroy()],
