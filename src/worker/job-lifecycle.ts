@@ -2,7 +2,11 @@ import { DelayedError, type Job } from 'bullmq';
 import type { PublicJobStatus } from '../shared/job-status-schema.js';
 import { isAbortRequested } from '../shared/queue/job-abort.js';
 import { cancelBatchJobSchema, type JobName, jobCatalogue, type Operation } from '../shared/queue/job-catalogue.js';
-import { recordJobsFinished, recordJobsStarted } from '../shared/repositories/cancellation-jobs.repository.js';
+import {
+  finishedJobIds,
+  recordJobsFinished,
+  recordJobsStarted,
+} from '../shared/repositories/cancellation-jobs.repository.js';
 import type { WorkerDeps } from './worker-context.js';
 
 /**
@@ -127,12 +131,19 @@ export async function recordFailure(deps: WorkerDeps, job: Job, error: Error): P
 
 /**
  * A batch of single cancels that failed for good (it could not even be read, or every attempt hit an
- * error of the batch's own): every request in it is a job of the merchant's that failed.
+ * error of the batch's own): every request in it that has not finished otherwise (committed by an
+ * earlier attempt, or aborted) is a job of the merchant's that failed.
  */
 async function recordBatchFailure(deps: WorkerDeps, job: Job, error: Error): Promise<void> {
   const parsed = cancelBatchJobSchema.safeParse(job.data);
   if (!parsed.success) return;
-  const { merchantId, requests } = parsed.data;
+  const { merchantId } = parsed.data;
+  // Postgres away: all are recorded failed through the outbox (a finished row cannot be told apart then).
+  const finished = await finishedJobIds(
+    deps.db,
+    parsed.data.requests.map((request) => request.jobId),
+  ).catch(() => new Set<string>());
+  const requests = parsed.data.requests.filter((request) => !finished.has(request.jobId));
   const times = {
     createdAt: new Date(job.timestamp),
     startedAt: new Date(job.processedOn ?? job.timestamp),

@@ -127,6 +127,18 @@ export async function recordJobsFinished(db: Executor, outcomes: readonly JobOut
   );
 }
 
+/** Which of these jobs already have a finished audit row (completed, failed or cancelled). */
+export async function finishedJobIds(db: Executor, jobIds: readonly string[]): Promise<Set<string>> {
+  if (jobIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('cancellation_jobs')
+    .select('id')
+    .where('id', 'in', jobIds)
+    .where('state', 'in', ['completed', 'failed', 'cancelled'])
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
 export async function findJobRecord(db: Executor, jobId: string): Promise<CancellationJobRow | undefined> {
   return db.selectFrom('cancellation_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
 }
