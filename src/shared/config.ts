@@ -139,7 +139,7 @@ export const configSchema = z
     FANOUT_THRESHOLD: positiveInt(2_000),
     /** Identifiers (ids, external ids or players) per child job of a split bulk job. */
     FANOUT_CHUNK_SIZE: positiveInt(1_000),
-    /** Concurrent single-cancel jobs one worker holds; they are applied together (coalesced). */
+    /** Single-cancel queue jobs (each a batch of requests) one worker holds; their requests are coalesced. */
     WORKER_CANCEL_CONCURRENCY: positiveInt(500),
     /**
      * Concurrent bulk jobs (and child jobs) one worker runs, each on a Postgres connection of its own.

@@ -71,14 +71,19 @@ export async function cancelByQuery(
     playerIds: players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize),
   });
 
+  // Before every statement: hand the job back if the worker is stopping; true if the merchant aborted it
+  // (the job then stops; what was applied stays and is counted).
+  const stopBeforeNextStatement = async () => {
+    await yieldIfStopping(deps, job, token);
+    return abortRequested(deps, work.rootJobId);
+  };
+
   while (cursor.playerIndex < players.length) {
     const slice = players.slice(cursor.playerIndex, cursor.playerIndex + cursor.sliceSize);
     let sliceCancelled = carried;
     carried = 0;
     const query = { jobId: work.rootJobId, merchantId: work.merchantId, playerIds: slice, filter: work.filter };
-    await yieldIfStopping(deps, job, token);
-    // Aborted by the merchant: stop before the next statement; what was applied stays and is counted.
-    if (await abortRequested(deps, work.rootJobId)) {
+    if (await stopBeforeNextStatement()) {
       return { players: players.length, cancelled: cursor.cancelled + sliceCancelled };
     }
     // Usually the whole slice is one statement (it was sized to fit one batch); a slice whose players
@@ -89,8 +94,7 @@ export async function cancelByQuery(
       observeBatch(deps, whole.cancelled, whole.cancelled);
     }
     while (!whole.applied) {
-      await yieldIfStopping(deps, job, token);
-      if (await abortRequested(deps, work.rootJobId)) {
+      if (await stopBeforeNextStatement()) {
         return { players: players.length, cancelled: cursor.cancelled + sliceCancelled };
       }
       const result = await deps.db
