@@ -88,7 +88,7 @@ export interface ConfigurationOptions {
   games?: GameInput[];
 }
 
-/** A configuration as readAll must show it (DESIGN §6). */
+/** A configuration as readAll must show it (docs/design.md §7). */
 export interface ConfigurationView {
   id: string;
   name: string;
@@ -245,7 +245,7 @@ interface PlayerInput {
   test?: boolean;
 }
 
-/** A bet slip item in the interface's field names (DESIGN §7). */
+/** A bet slip item in the interface's field names (docs/design.md §8). */
 export interface BetInput {
   sportId: string;
   sportName: string;

@@ -8,7 +8,7 @@ import { queueJobHolding } from '../helpers/queue-inspection.js';
 import { bodyBoundHeaders, type MerchantCredentials } from '../helpers/signing.js';
 
 /**
- * DESIGN §3, checked on every merchant route: the same cases run against each entry of `routes`.
+ * docs/design.md §2, checked on every merchant route: the same cases run against each entry of `routes`.
  */
 
 let env: TestEnvironment;

@@ -8,7 +8,7 @@ import { createTestEnvironment, type TestEnvironment } from '../helpers/environm
 import { bet, createMerchant, createSession, type MerchantFixture } from '../helpers/fixtures.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
 
-/** DESIGN §7 and §4: token failures are 200 with errorCode 8 / 9 and nothing else. */
+/** docs/design.md §8 and §3: token failures are 200 with errorCode 8 / 9 and nothing else. */
 
 let env: TestEnvironment;
 let api: TestApi;

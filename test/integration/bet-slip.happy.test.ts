@@ -14,7 +14,7 @@ import {
 } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
 
-/** DESIGN §7: /betSlip answers the session's player, wallet and bet slip, by POST and by GET. */
+/** docs/design.md §8: /betSlip answers the session's player, wallet and bet slip, by POST and by GET. */
 
 let env: TestEnvironment;
 let api: TestApi;

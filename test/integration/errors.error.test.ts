@@ -8,7 +8,7 @@ import { createTestEnvironment, type TestEnvironment } from '../helpers/environm
 import { createMerchant, createSession, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
 
-/** DESIGN §4: every failure has the same body shape, the catalogue's status, and nothing more. */
+/** docs/design.md §3: every failure has the same body shape, the catalogue's status, and nothing more. */
 
 const BODY_LIMIT = 1024;
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';

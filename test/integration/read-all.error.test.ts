@@ -4,7 +4,7 @@ import { createTestEnvironment, type TestEnvironment } from '../helpers/environm
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
 
-/** DESIGN §6: wrong filter or paging values are 400 INVALID_REQUEST naming the field. */
+/** docs/design.md §7: wrong filter or paging values are 400 INVALID_REQUEST naming the field. */
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 

@@ -10,7 +10,7 @@ import {
 } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
 
-/** DESIGN §6: readAll answers the merchant's own configurations, filtered, ordered and paged. */
+/** docs/design.md §7: readAll answers the merchant's own configurations, filtered, ordered and paged. */
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 const DAY = 24 * 60 * 60 * 1000;
