@@ -1,6 +1,8 @@
-import { type MerchantCredentials, signedBody } from './merchant-client.js';
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import type { MerchantCredentials } from './merchant-client.js';
 import { percentile, round } from './percentiles.js';
-import { sleep } from './progress.js';
 
 export const READ_ALL_PATH = '/api/v1/integration/reward-configurations/readAll';
 
@@ -13,11 +15,26 @@ export interface StreamSummary {
   firstError: string | null;
 }
 
+/** One answer: when its request was sent (epoch ms, sub-millisecond) and how long the whole answer took. */
+export interface StreamSample {
+  sentAt: number;
+  ms: number;
+}
+
 /** What one stream saw: every answer's latency, and its failures. */
 export interface StreamRecord {
-  latencies: number[];
+  samples: StreamSample[];
   errors: number;
   firstError: string | null;
+}
+
+/**
+ * The answers to requests sent between `from` and `to` (epoch ms): a stream opened around a piece of work
+ * (a bulk cancel) is judged on the requests that met it, not on whatever the bench did before or after.
+ * Errors are kept whole: a failure anywhere in the stream counts.
+ */
+export function sentBetween(record: StreamRecord, from: number, to: number): StreamRecord {
+  return { ...record, samples: record.samples.filter((sample) => sample.sentAt >= from && sample.sentAt <= to) };
 }
 
 export interface ReadAllStream {
@@ -26,7 +43,7 @@ export interface ReadAllStream {
 
 /** Percentiles over the answers of one or more streams, pooled. */
 export function summarise(records: readonly StreamRecord[]): StreamSummary {
-  const latencies = records.flatMap((record) => record.latencies);
+  const latencies = records.flatMap((record) => record.samples.map((sample) => sample.ms));
   const errors = records.reduce((sum, record) => sum + record.errors, 0);
   const rounded = (value: number | null) => (value === null ? null : round(value, 2));
   return {
@@ -40,57 +57,58 @@ export function summarise(records: readonly StreamRecord[]): StreamSummary {
 }
 
 /**
- * A light, steady stream of signed readAll requests: `connections` loops, each sending one request
- * every `connections / requestsPerSecond` seconds (or at once when the previous answer came late).
- * Latency is measured from just before the request to its whole body, in microsecond resolution.
+ * Light, steady streams of signed readAll requests (see read-all-stream.child.ts), sent by a process of
+ * their own: a latency measured in the bench's own event loop would also count the bench's work (polling
+ * the job, sampling Postgres, building requests, its garbage collection), which happens during a cancel
+ * and not while idle. One process serves every stream of a run, so only the first (the warm-up) meets
+ * its cold start.
  */
-export function startReadAllStream(
-  baseUrl: string,
-  merchant: MerchantCredentials,
-  options: { connections: number; requestsPerSecond: number },
-): ReadAllStream {
-  const latencies: number[] = [];
-  let errors = 0;
-  let firstError: string | null = null;
-  let running = true;
-  const intervalMs = (options.connections * 1000) / options.requestsPerSecond;
+export class ReadAllStreams {
+  private readonly exited: Promise<unknown>;
 
-  const recordError = (message: string) => {
-    errors += 1;
-    firstError ??= message;
-  };
+  private constructor(private readonly child: ChildProcess) {
+    this.exited = once(child, 'exit');
+    // Nothing to wait for when it is already gone; a stream started afterwards reports the exit.
+    this.exited.catch(() => {});
+  }
 
-  const loop = async (index: number) => {
-    let next = performance.now() + (index * intervalMs) / options.connections;
-    while (running) {
-      const wait = next - performance.now();
-      if (wait > 0) await sleep(wait);
-      if (!running) break;
-      next += intervalMs;
-      const started = performance.now();
-      try {
-        const response = await fetch(`${baseUrl}${READ_ALL_PATH}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(signedBody(merchant)),
-        });
-        const text = await response.text();
-        const elapsed = performance.now() - started;
-        if (response.status === 200) latencies.push(elapsed);
-        else recordError(`readAll answered ${response.status}: ${text.slice(0, 200)}`);
-      } catch (error) {
-        recordError(`readAll failed: ${(error as Error).message}`);
-      }
-      next = Math.max(next, performance.now());
-    }
-  };
+  static open(): ReadAllStreams {
+    const child = fork(fileURLToPath(new URL('./read-all-stream.child.ts', import.meta.url)), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    return new ReadAllStreams(child);
+  }
 
-  const loops = Array.from({ length: options.connections }, (_, index) => loop(index));
-  return {
-    async stop() {
-      running = false;
-      await Promise.all(loops);
-      return { latencies, errors, firstError };
-    },
-  };
+  /** Starts a stream; resolves once it is sending. */
+  async start(request: StreamRequest): Promise<ReadAllStream> {
+    await this.exchange({ start: request });
+    return { stop: async () => (await this.exchange('stop')) as StreamRecord };
+  }
+
+  /** Ends the process (after the last stream has stopped). */
+  async close(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.disconnect();
+    await this.exited;
+  }
+
+  /** One message to the process and its one answer. */
+  private async exchange(message: StreamCommand): Promise<unknown> {
+    const answer = once(this.child, 'message');
+    this.child.send(message);
+    const gone = this.exited.then(() => Promise.reject(new Error('the readAll stream process exited')));
+    const [reply] = (await Promise.race([answer, gone])) as [unknown];
+    return reply;
+  }
 }
+
+/** A stream's settings. */
+export interface StreamRequest {
+  baseUrl: string;
+  merchant: MerchantCredentials;
+  connections: number;
+  requestsPerSecond: number;
+}
+
+/** What the stream process is told: start a stream, or stop the running one and send back its record. */
+export type StreamCommand = { start: StreamRequest } | 'stop';

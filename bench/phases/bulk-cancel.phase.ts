@@ -13,6 +13,9 @@ export interface BulkCancelRun {
   players: number;
   /** Signed request sent → job status says completed. */
   serviceMs: number;
+  /** The same span as epoch milliseconds (sub-millisecond), to tell what else happened while the cancel ran. */
+  ranFrom: number;
+  ranTo: number;
   jobId: string;
   result: Record<string, number> | null;
   /** Where the time went, from the job's own timestamps and the rewards' cancelled_at (milliseconds). */
@@ -81,6 +84,7 @@ export async function measureServiceBulkCancel(
     status = await client.jobStatus(jobId);
   }
   const serviceMs = performance.now() - started;
+  const ranFrom = performance.timeOrigin + started;
   const seenAt = sentAt + serviceMs;
   if (status.state === 'failed') throw new Error(`${label}: job ${jobId} failed: ${status.error}`);
 
@@ -107,6 +111,8 @@ export async function measureServiceBulkCancel(
     rewards: expected,
     players: playerIds.length,
     serviceMs: round(serviceMs, 0),
+    ranFrom,
+    ranTo: ranFrom + serviceMs,
     jobId,
     result: status.result,
     breakdown: {

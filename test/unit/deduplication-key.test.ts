@@ -19,6 +19,26 @@ describe('deduplicationKey', () => {
     );
   });
 
+  it('keeps its format: jobs waiting across a deploy are still found by the next version', () => {
+    // Written by the version before the hash took each list in one update; any change to the input
+    // format (order, separators, length prefixes) changes these.
+    expect(deduplicationKey('m-1', 'bulkCancel', { ids: ['b', 'a', 'c', 'a'], externalIds: ['x'] })).toBe(
+      'bulkCancel-c6076f3ad1eb604d08f2dfd80db91de19577ebcfe6304218a4263d6cb7703f0e',
+    );
+    expect(deduplicationKey('m-1', 'bulkCancel', { ids: ['a', 'b', 'c'], externalIds: ['x'] })).toBe(
+      'bulkCancel-c6076f3ad1eb604d08f2dfd80db91de19577ebcfe6304218a4263d6cb7703f0e',
+    );
+    expect(deduplicationKey('m-1', 'cancel', { id: 'r' })).toBe(
+      'cancel-7fe2ae5b7acf6cedce559c06ded321a48afd2c40c24219bbbe89c42aa99e7cba',
+    );
+  });
+
+  it('treats a sorted list with a repeat like the list without it', () => {
+    expect(deduplicationKey(merchantA, 'bulkCancel', { ids: ['a', 'a', 'b'] })).toBe(
+      deduplicationKey(merchantA, 'bulkCancel', { ids: ['a', 'b'] }),
+    );
+  });
+
   it('differs between operations', () => {
     const keys = new Set([
       deduplicationKey(merchantA, 'cancel', { id: id1 }),

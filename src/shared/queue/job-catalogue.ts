@@ -187,12 +187,21 @@ export function deduplicationKey(
   for (const name of Object.keys(identifiers).sort()) {
     const value = identifiers[name];
     if (value === undefined) continue;
-    const parts = typeof value === 'string' ? [value] : [...new Set(value)].sort();
+    const parts = typeof value === 'string' ? [value] : sortedDistinct(value);
     // Length-prefixed, so no choice of characters inside an identifier can make two lists look alike.
+    // One update per list: 10,000 calls into the hash cost more than building the string once.
     hash.update('\0').update(name);
-    for (const part of parts) hash.update(`\0${part.length}:${part}`);
+    hash.update(parts.map((part) => `\0${part.length}:${part}`).join(''));
   }
   return `${operation}-${hash.digest('hex')}`;
+}
+
+/** The list sorted without repeats; a list that already is (routes sort what they queue) is used as it is. */
+function sortedDistinct(values: readonly string[]): readonly string[] {
+  for (let index = 1; index < values.length; index++) {
+    if ((values[index - 1] as string) >= (values[index] as string)) return [...new Set(values)].sort();
+  }
+  return values;
 }
 
 const HOUR_SECONDS = 60 * 60;
