@@ -34,13 +34,31 @@ function standardOutput(): DestinationStream {
   return pino.destination({ dest: 1, sync: false });
 }
 
+/**
+ * pino's ISO timestamp, formatted once per millisecond: a busy API writes several lines in the same
+ * millisecond, and formatting a `Date` for each was ~3 % of its CPU serving /healthz. The text is the
+ * same as `pino.stdTimeFunctions.isoTime` gives.
+ */
+function isoTimeOncePerMillisecond(): () => string {
+  let formattedAt = -1;
+  let text = '';
+  return () => {
+    const now = Date.now();
+    if (now !== formattedAt) {
+      formattedAt = now;
+      text = `,"time":"${new Date(now).toISOString()}"`;
+    }
+    return text;
+  };
+}
+
 export function createLogger(options: { level: string; name: string }, destination?: DestinationStream): Logger {
   return pino(
     {
       level: options.level,
       base: { service: options.name },
       redact: { paths: secretPaths, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTimeOncePerMillisecond(),
     },
     destination ?? standardOutput(),
   );
