@@ -5,10 +5,8 @@ import { errorResponse } from '../shared/error-response.js';
 import { AppError } from '../shared/errors.js';
 import { registerAdminRoutes } from './admin/admin-routes.js';
 import type { ApiDeps, App, AppEnv } from './context.js';
-import { accessLog } from './middleware/access-log.middleware.js';
-import { requireJsonContentType } from './middleware/json-content-type.middleware.js';
 import { readRequestBody } from './middleware/request-body.middleware.js';
-import { requestId } from './middleware/request-id.middleware.js';
+import { requestContext } from './middleware/request-context.middleware.js';
 import { registerDocs } from './operations/openapi-routes.js';
 import { registerOperationsRoutes } from './operations/operations-routes.js';
 import { registerQueueDashboard } from './operations/queue-dashboard.js';
@@ -23,13 +21,7 @@ import { validationHook } from './validation-hook.js';
 export function createApp(deps: ApiDeps): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
-  app.use('*', async (c, next) => {
-    c.set('deps', deps);
-    await next();
-  });
-  app.use('*', requestId());
-  app.use('*', accessLog());
-  app.use('*', requireJsonContentType());
+  app.use('*', requestContext(deps));
   app.use('*', readRequestBody(deps.config.BODY_LIMIT_BYTES));
 
   registerOperationsRoutes(app);

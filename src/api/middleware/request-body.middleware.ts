@@ -3,9 +3,11 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
 import { nodeRequest, requestHeader } from '../node-http.js';
+import { requireJsonContentType } from './json-content-type.middleware.js';
 
 /**
- * Reads every request body once, as bytes, with the size limit, before any route sees it.
+ * Reads every request body once, as bytes, with the size limit, before any route sees it; first, the
+ * body must be declared JSON (json-content-type.middleware.ts).
  *
  * Where the API steps around the web `Request` for the body (see node-http.ts): on Node,
  * @hono/node-server hands hono a lightweight request that becomes a real `Request` (a `Headers`, an
@@ -20,6 +22,7 @@ export function readRequestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD') return next();
+    requireJsonContentType(c, method);
     const incoming = nodeRequest(c);
     const declared = Number(requestHeader(c, 'content-length'));
     // Refused before a byte is read: the sender said how much is coming.
