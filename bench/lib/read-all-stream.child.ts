@@ -97,6 +97,8 @@ process.on('message', async (command: StreamCommand) => {
     process.send?.(record);
     return;
   }
+  // A stream left running (its run failed before stopping it) ends first: one stream at a time.
+  await running?.stop();
   running = run(command.start);
   process.send?.('started');
 });

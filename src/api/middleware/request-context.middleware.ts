@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ApiDeps, AppEnv } from '../context.js';
-import { logRequest } from './access-log.middleware.js';
-import { assignRequestId } from './request-id.middleware.js';
+import { logRequest } from './access-log.js';
+import { assignRequestId } from './request-id.js';
 
 /**
  * What every request carries, set up in one middleware: the process's dependencies, the request id and
