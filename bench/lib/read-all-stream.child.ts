@@ -3,8 +3,8 @@ import { signedBody } from './merchant-client.js';
 import { sleep } from './progress.js';
 import {
   READ_ALL_PATH,
+  type ReadAllStream,
   type StreamCommand,
-  type StreamRecord,
   type StreamRequest,
   type StreamSample,
 } from './read-all-stream.js';
@@ -18,7 +18,7 @@ import {
  * seconds (or at once when the previous answer came late). Latency is measured from just before the
  * request to its whole body, in microsecond resolution.
  */
-function run(request: StreamRequest): { stop(): Promise<StreamRecord> } {
+function run(request: StreamRequest): ReadAllStream {
   const samples: StreamSample[] = [];
   let errors = 0;
   let firstError: string | null = null;
@@ -89,7 +89,7 @@ function post(agent: Agent, url: URL, body: string): Promise<{ status: number; t
   });
 }
 
-let running: { stop(): Promise<StreamRecord> } | null = null;
+let running: ReadAllStream | null = null;
 process.on('message', async (command: StreamCommand) => {
   if (command === 'stop') {
     const record = (await running?.stop()) ?? { samples: [], errors: 0, firstError: 'no stream was running' };

@@ -60,8 +60,8 @@ export function summarise(records: readonly StreamRecord[]): StreamSummary {
  * Light, steady streams of signed readAll requests (see read-all-stream.child.ts), sent by a process of
  * their own: a latency measured in the bench's own event loop would also count the bench's work (polling
  * the job, sampling Postgres, building requests, its garbage collection), which happens during a cancel
- * and not while idle. One process serves every stream of a run, so only the first (the warm-up) meets
- * its cold start.
+ * and not while idle. One process serves every stream of the bench, so only the first (a warm-up)
+ * meets its cold start.
  */
 export class ReadAllStreams {
   private readonly exited: Promise<unknown>;
