@@ -36,7 +36,12 @@ import { type BenchContext, type BenchData, seeded } from './context.js';
 import { type FairTurnsRun, measureFairTurns, seedFairTurns } from './fair-turns.phase.js';
 import { type HttpResults, measureHttp } from './http.phase.js';
 import { measureRedisMemory } from './redis-memory.phase.js';
-import { activeRewardIds, measureSingleCancels, type SingleCancelRun } from './single-cancels.phase.js';
+import {
+  activeRewardIds,
+  measureSingleCancels,
+  type SingleCancelRun,
+  warmUpSingleCancels,
+} from './single-cancels.phase.js';
 
 interface Measured {
   http: HttpResults | null;
@@ -149,6 +154,16 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       if (ids.length !== 2 * requests)
         throw new Error(`${label}: ${ids.length} rewards seeded, ${2 * requests} needed`);
       const options = { connections, pollIntervalMs, timeoutMs };
+      const warmUp = Math.round(requests / 4);
+      progress.step(`single cancels (${label}): warm-up, ${warmUp} cancels of rewards that do not exist`);
+      await warmUpSingleCancels(
+        db,
+        api.baseUrl,
+        merchant,
+        warmUp,
+        { ...options, label: `single cancels, ${label}` },
+        checks,
+      );
       progress.step(`single cancels (${label}): ${requests} requests at -c ${connections}, end to end`);
       const endToEnd = await measureSingleCancels(
         db,
