@@ -17,7 +17,13 @@ export interface BulkCancelResults {
   /** The same raw UPDATE also writing a job id on each reward, as the service does. */
   rawUpdateWithJobIdMs: number | null;
   ratioToSameWrite: number | null;
+  /** Median of the replica comparison's 2-worker runs. */
   twoWorkersMs: number | null;
+  /** Median of its 1-worker runs, which took turns with them. */
+  oneWorkerMedianMs: number | null;
+  replicaPairs: number;
+  /** 1 against 2 replicas running one bulk job at a time each: scale-out where the database has a core to spare. */
+  scaleOutAtConcurrencyOne: { oneWorkerMs: number | null; twoWorkersMs: number | null };
   longestTransactionMs: number | null;
   readAllP99IdleMs: number | null;
   readAllP99DuringMs: number | null;
@@ -128,9 +134,9 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
   rows.push({
     what: 'the same with 2 worker replicas',
     target: 'faster than with 1',
-    measured: `${ms(bulk.twoWorkersMs)} vs ${ms(bulk.serviceMs)}`,
-    pass: judge(oneWorkerValid && bulk.valid.twoWorkers, bulk.twoWorkersMs, bulk.serviceMs)
-      ? (bulk.twoWorkersMs as number) < (bulk.serviceMs as number)
+    measured: `${ms(bulk.twoWorkersMs)} vs ${ms(bulk.oneWorkerMedianMs)} (medians of ${bulk.replicaPairs} runs each, taking turns)`,
+    pass: judge(bulk.valid.twoWorkers, bulk.twoWorkersMs, bulk.oneWorkerMedianMs)
+      ? (bulk.twoWorkersMs as number) < (bulk.oneWorkerMedianMs as number)
       : null,
   });
   rows.push({
@@ -236,7 +242,14 @@ export function formatReport(results: BenchResults): string {
   lines.push('');
   const figures: Array<[string, string]> = [
     [`bulkCancelByQuery, ${count(bulk.rewards)} rewards, 1 worker`, ms(bulk.serviceMs)],
-    ['  same, 2 workers', ms(bulk.twoWorkersMs)],
+    [
+      `  1 / 2 workers, taking turns (medians of ${bulk.replicaPairs})`,
+      `${ms(bulk.oneWorkerMedianMs)} / ${ms(bulk.twoWorkersMs)}`,
+    ],
+    [
+      '  1 / 2 workers, one bulk job at a time each (WORKER_BULK_CONCURRENCY=1)',
+      `${ms(bulk.scaleOutAtConcurrencyOne.oneWorkerMs)} / ${ms(bulk.scaleOutAtConcurrencyOne.twoWorkersMs)}`,
+    ],
     ['  raw single UPDATE of the same rows', ms(bulk.rawUpdateMs)],
     ['  ratio service / raw UPDATE', times(bulk.ratio)],
     ['  raw UPDATE also recording the job id (same write as the service)', ms(bulk.rawUpdateWithJobIdMs)],

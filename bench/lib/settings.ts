@@ -9,7 +9,11 @@ export interface BenchSettings {
   databaseUrl: string;
   redisUrl: string;
   /** The bulkCancelByQuery data: players × rewards each, one merchant. */
-  bulk: { players: number; rewardsPerPlayer: number };
+  /**
+   * `replicaPairs`: how many times 1 and then 2 worker replicas cancel the same rewards, alternately,
+   * for the replica comparison (medians: one pair differs by more than the difference it looks for).
+   */
+  bulk: { players: number; rewardsPerPlayer: number; replicaPairs: number };
   /** The smaller bulk cancel whose worker memory is compared with the large one. */
   memorySmall: { players: number; rewardsPerPlayer: number };
   /** readAll and /betSlip data. */
@@ -110,7 +114,7 @@ export function parseBenchArgs(
     quick,
     databaseUrl: env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
-    bulk: { players: 10_000 * scale, rewardsPerPlayer: 100 },
+    bulk: { players: 10_000 * scale, rewardsPerPlayer: 100, replicaPairs: quick ? 1 : 3 },
     memorySmall: { players: 1_000 * scale, rewardsPerPlayer: 100 },
     reads: { configurations: 50, gamesPerConfiguration: 5, betSlipItems: 10 },
     singles: { requests: 20_000 * scale, connections: 100, rewardsPerPlayer: 100 },

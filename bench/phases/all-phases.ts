@@ -4,7 +4,7 @@ import { startRedisServer } from '../../test/helpers/redis-server.js';
 import { type FinishedJob, waitForJobs } from '../lib/job-waiter.js';
 import { RssSampler } from '../lib/memory-sampler.js';
 import { MerchantClient } from '../lib/merchant-client.js';
-import { ratio } from '../lib/percentiles.js';
+import { median, ratio } from '../lib/percentiles.js';
 import type { RunningService } from '../lib/processes.js';
 import { sleep } from '../lib/progress.js';
 import {
@@ -50,7 +50,10 @@ interface Measured {
   coalescedDrain: SingleCancelRun | null;
   oneUpdatePerJobDrain: SingleCancelRun | null;
   oneWorker: BulkCancelRun | null;
-  twoWorkers: BulkCancelRun | null;
+  /** The replica comparison's runs, in order. */
+  replicaRuns: { one: BulkCancelRun[]; two: BulkCancelRun[] };
+  /** The same, one pair, with WORKER_BULK_CONCURRENCY=1. */
+  replicaScaleOut: { one: BulkCancelRun[]; two: BulkCancelRun[] };
   raw: RawUpdateRun | null;
   rawWithJobId: RawUpdateRun | null;
   longestTransaction: TransactionSampling | null;
@@ -87,7 +90,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     coalescedDrain: null,
     oneUpdatePerJobDrain: null,
     oneWorker: null,
-    twoWorkers: null,
+    replicaRuns: { one: [], two: [] },
+    replicaScaleOut: { one: [], two: [] },
     raw: null,
     rawWithJobId: null,
     longestTransaction: null,
@@ -353,22 +357,41 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     progress.step(`raw UPDATE with job id: ${raw.rows} rows in ${raw.rawUpdateMs} ms (${raw.plan})`);
   });
 
-  await phase('bulk', `bulkCancelByQuery, ${bulkRewards} rewards, 2 workers`, async (db) => {
-    const api = await startApi('api-bulk-2-workers');
-    await Promise.all([startWorker('worker-bulk-2-workers-a'), startWorker('worker-bulk-2-workers-b')]);
-    const client = new MerchantClient(api.baseUrl, main());
-    const players = await playersOf(db, main().id);
-    progress.step(`bulkCancelByQuery of ${players.length} players through the API and 2 workers`);
-    const run = await measureServiceBulkCancel(
-      db,
-      client,
-      players,
-      { pollIntervalMs, timeoutMs, label: '2 workers' },
-      checks,
-    );
-    measured.twoWorkers = run;
-    progress.step(`2 workers: ${run.serviceMs} ms`);
-  });
+  // 2 replicas against 1: on this machine one replica at its default concurrency already keeps
+  // Postgres busy on both cores most of the time, so the difference is a few per cent either way, less
+  // than two runs of the same setting differ by. So the two settings take turns, each on a fresh copy
+  // with processes of their own, and their medians are compared (the timed 1-worker run above also
+  // samples, so it is not one of them). Then one more pair with one bulk job at a time per replica
+  // (WORKER_BULK_CONCURRENCY=1), where one replica uses one of the database's two cores: what a second
+  // replica adds when the database has a core to spare.
+  const { replicaPairs } = settings.bulk;
+  const replicaRunsPlanned = [
+    ...Array.from({ length: replicaPairs }, (_, index) => ({ pair: index + 1, concurrencyOne: false })),
+    { pair: 1, concurrencyOne: true },
+  ];
+  for (const { pair, concurrencyOne } of replicaRunsPlanned) {
+    for (const replicas of [1, 2] as const) {
+      const workers = `${replicas} worker${replicas === 1 ? '' : 's'}`;
+      const label = concurrencyOne
+        ? `${workers}, 1 bulk job at a time each`
+        : `${workers} (replica comparison, ${pair} of ${replicaPairs})`;
+      await phase('bulk', `bulkCancelByQuery, ${bulkRewards} rewards, ${label}`, async (db) => {
+        const name = `bulk-replicas-${concurrencyOne ? 'concurrency-1' : pair}-${replicas}`;
+        const api = await startApi(`api-${name}`);
+        const extraEnv: Record<string, string> = concurrencyOne ? { WORKER_BULK_CONCURRENCY: '1' } : {};
+        await Promise.all(
+          Array.from({ length: replicas }, (_, index) => startWorker(`worker-${name}-${'ab'[index]}`, extraEnv)),
+        );
+        const client = new MerchantClient(api.baseUrl, main());
+        const players = await playersOf(db, main().id);
+        progress.step(`bulkCancelByQuery of ${players.length} players through the API and ${label}`);
+        const run = await measureServiceBulkCancel(db, client, players, { pollIntervalMs, timeoutMs, label }, checks);
+        const runs = concurrencyOne ? measured.replicaScaleOut : measured.replicaRuns;
+        runs[replicas === 1 ? 'one' : 'two'].push(run);
+        progress.step(`${label}: ${run.serviceMs} ms`);
+      });
+    }
+  }
 
   const smallRewards = settings.memorySmall.players * settings.memorySmall.rewardsPerPlayer;
   await phase('worker-memory', `worker memory, ${smallRewards} rewards`, async (db) => {
@@ -483,7 +506,11 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     },
   );
 
-  const { oneWorker, twoWorkers, raw, coalesced, oneUpdatePerJob, longestTransaction } = measured;
+  const { oneWorker, replicaRuns, raw, coalesced, oneUpdatePerJob, longestTransaction } = measured;
+  const replicaMedian = (runs: readonly BulkCancelRun[]) =>
+    runs.length === settings.bulk.replicaPairs ? median(runs.map((run) => run.serviceMs)) : null;
+  const replicasValid = (runs: readonly BulkCancelRun[]) =>
+    runs.length === settings.bulk.replicaPairs && runs.every((run) => run.valid);
   const { coalescedDrain, oneUpdatePerJobDrain, underReadLoad, longestTransactionUnderReadLoad } = measured;
   // The longest transaction of either 1-worker run: with and without the readAll stream.
   const longestTransactions = [longestTransaction, longestTransactionUnderReadLoad].flatMap((sampling) =>
@@ -503,7 +530,13 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       ratio: ratio(serviceMs, rawUpdateMs),
       rawUpdateWithJobIdMs: measured.rawWithJobId?.rawUpdateMs ?? null,
       ratioToSameWrite: ratio(serviceMs, measured.rawWithJobId?.rawUpdateMs ?? null),
-      twoWorkersMs: twoWorkers?.serviceMs ?? null,
+      twoWorkersMs: replicaMedian(replicaRuns.two),
+      oneWorkerMedianMs: replicaMedian(replicaRuns.one),
+      replicaPairs: settings.bulk.replicaPairs,
+      scaleOutAtConcurrencyOne: {
+        oneWorkerMs: measured.replicaScaleOut.one[0]?.serviceMs ?? null,
+        twoWorkersMs: measured.replicaScaleOut.two[0]?.serviceMs ?? null,
+      },
       longestTransactionMs: longestTransactions.length > 0 ? Math.max(...longestTransactions) : null,
       readAllP99IdleMs: idle?.errors === 0 ? idle.p99Ms : null,
       readAllP99DuringMs: during?.errors === 0 ? during.p99Ms : null,
@@ -511,11 +544,12 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
         oneWorker: oneWorker?.valid ?? false,
         withReadAllStream: underReadLoad?.valid ?? false,
         rawUpdate: raw?.valid ?? false,
-        twoWorkers: twoWorkers?.valid ?? false,
+        twoWorkers: replicasValid(replicaRuns.one) && replicasValid(replicaRuns.two),
       },
       details: {
         oneWorker,
-        twoWorkers,
+        replicaComparison: replicaRuns,
+        replicaScaleOutAtConcurrencyOne: measured.replicaScaleOut,
         rawUpdate: raw,
         rawUpdateWithJobId: measured.rawWithJobId,
         oneWorkerWithReadAllStream: underReadLoad,
