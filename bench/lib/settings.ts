@@ -8,10 +8,10 @@ export interface BenchSettings {
   quick: boolean;
   databaseUrl: string;
   redisUrl: string;
-  /** The bulkCancelByQuery data: players × rewards each, one merchant. */
   /**
-   * `replicaPairs`: how many times 1 and then 2 worker replicas cancel the same rewards, alternately,
-   * for the replica comparison (medians: one pair differs by more than the difference it looks for).
+   * The bulkCancelByQuery data: players × rewards each, one merchant. `replicaPairs`: how many times 1
+   * and then 2 worker replicas cancel the same rewards, alternately, and how many times the raw UPDATE
+   * runs; medians are compared (one run of a setting moves by more than the differences looked for).
    */
   bulk: { players: number; rewardsPerPlayer: number; replicaPairs: number };
   /** The smaller bulk cancel whose worker memory is compared with the large one. */
@@ -126,7 +126,7 @@ export function parseBenchArgs(
       requestsPerSecond: 40,
       idleMs: quick ? 2_000 : 10_000,
       warmupMs: 1_000,
-      cancelRuns: quick ? 1 : 4,
+      cancelRuns: quick ? 1 : 6,
     },
     idleMemoryMs: quick ? 1_000 : 3_000,
     pollIntervalMs: 50,

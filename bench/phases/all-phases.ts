@@ -54,7 +54,8 @@ interface Measured {
   replicaRuns: { one: BulkCancelRun[]; two: BulkCancelRun[] };
   /** The same, one pair, with WORKER_BULK_CONCURRENCY=1. */
   replicaScaleOut: { one: BulkCancelRun[]; two: BulkCancelRun[] };
-  raw: RawUpdateRun | null;
+  /** The raw UPDATE, as many runs as the replica comparison has pairs. */
+  rawRuns: RawUpdateRun[];
   rawWithJobId: RawUpdateRun | null;
   longestTransaction: TransactionSampling | null;
   underReadLoad: BulkCancelRun | null;
@@ -92,7 +93,7 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     oneWorker: null,
     replicaRuns: { one: [], two: [] },
     replicaScaleOut: { one: [], two: [] },
-    raw: null,
+    rawRuns: [],
     rawWithJobId: null,
     longestTransaction: null,
     underReadLoad: null,
@@ -227,7 +228,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     return { run, transactionSampling, peakRss };
   };
 
-  // The timed run has nothing else on the machine, like its baselines (the raw UPDATE, 2 workers).
+  // The first 1-worker run: its transactions and the worker's memory are sampled throughout (the
+  // timed 1-worker runs are the replica comparison's, below). Nothing else runs on the machine.
   await phase('bulk', `bulkCancelByQuery, ${bulkRewards} rewards, 1 worker`, async (db) => {
     const api = await startApi('api-bulk-1-worker');
     const worker = await startWorker('worker-bulk-1-worker');
@@ -265,8 +267,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     );
   };
 
-  // The readAll stream costs CPU the timed run must not lose, so it gets runs of its own. A cancel lasts
-  // about 2 s, ~100 requests of the stream: a p99 of those would be their slowest one, against the idle
+  // The readAll stream costs CPU the timed runs must not lose, so it gets runs of its own. A cancel lasts
+  // about 2 s or less, ~70 requests of the stream: a p99 of those would be their slowest one, against the idle
   // stream's 4th slowest of ~400. So the cancel runs `cancelRuns` times (each on a fresh copy) and the
   // answers during them are pooled, for a p99 over as many answers as the idle one.
   const { connections, requestsPerSecond, warmupMs, idleMs, cancelRuns } = settings.readAllStream;
@@ -341,12 +343,17 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     );
   }
 
-  await phase('bulk', `raw UPDATE of the same ${bulkRewards} rewards`, async (db) => {
-    const players = await playersOf(db, main().id);
-    const raw = await measureRawUpdate(db, main().id, players, measured.oneWorker?.rewards ?? null, checks);
-    measured.raw = raw;
-    progress.step(`raw UPDATE: ${raw.rows} rows in ${raw.rawUpdateMs} ms (${raw.plan})`);
-  });
+  // The baseline runs as many times as the 1-worker runs it is compared with (the replica comparison's,
+  // below), and the two medians make the ratio: one run of either moves by ±8 %.
+  const { replicaPairs } = settings.bulk;
+  for (let run = 1; run <= replicaPairs; run++) {
+    await phase('bulk', `raw UPDATE of the same ${bulkRewards} rewards (${run} of ${replicaPairs})`, async (db) => {
+      const players = await playersOf(db, main().id);
+      const raw = await measureRawUpdate(db, main().id, players, measured.oneWorker?.rewards ?? null, checks);
+      measured.rawRuns.push(raw);
+      progress.step(`raw UPDATE: ${raw.rows} rows in ${raw.rawUpdateMs} ms (${raw.plan})`);
+    });
+  }
 
   await phase('bulk', `raw UPDATE of the same ${bulkRewards} rewards, also recording a job id`, async (db) => {
     const players = await playersOf(db, main().id);
@@ -360,11 +367,11 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   // 2 replicas against 1: on this machine one replica at its default concurrency already keeps
   // Postgres busy on both cores most of the time, so the difference is a few per cent either way, less
   // than two runs of the same setting differ by. So the two settings take turns, each on a fresh copy
-  // with processes of their own, and their medians are compared (the timed 1-worker run above also
-  // samples, so it is not one of them). Then one more pair with one bulk job at a time per replica
+  // with processes of their own, and their medians are compared; the 1-worker median is also the one
+  // compared with the raw UPDATE's (the first 1-worker run above samples transactions and memory, so it
+  // is not one of them). Then one more pair with one bulk job at a time per replica
   // (WORKER_BULK_CONCURRENCY=1), where one replica uses one of the database's two cores: what a second
   // replica adds when the database has a core to spare.
-  const { replicaPairs } = settings.bulk;
   const replicaRunsPlanned = [
     ...Array.from({ length: replicaPairs }, (_, index) => ({ pair: index + 1, concurrencyOne: false })),
     { pair: 1, concurrencyOne: true },
@@ -506,7 +513,7 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     },
   );
 
-  const { oneWorker, replicaRuns, raw, coalesced, oneUpdatePerJob, longestTransaction } = measured;
+  const { oneWorker, replicaRuns, rawRuns, coalesced, oneUpdatePerJob, longestTransaction } = measured;
   const replicaMedian = (runs: readonly BulkCancelRun[]) =>
     runs.length === settings.bulk.replicaPairs ? median(runs.map((run) => run.serviceMs)) : null;
   const replicasValid = (runs: readonly BulkCancelRun[]) =>
@@ -516,8 +523,9 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   const longestTransactions = [longestTransaction, longestTransactionUnderReadLoad].flatMap((sampling) =>
     sampling ? [sampling.longestMs] : [],
   );
-  const serviceMs = oneWorker?.serviceMs ?? null;
-  const rawUpdateMs = raw?.rawUpdateMs ?? null;
+  const serviceMs = replicaMedian(replicaRuns.one);
+  const rawUpdateMs =
+    rawRuns.length === settings.bulk.replicaPairs ? median(rawRuns.map((run) => run.rawUpdateMs)) : null;
   const coalescedMs = coalesced?.ms ?? null;
   const oneUpdatePerJobMs = oneUpdatePerJob?.ms ?? null;
   const { idle, during } = streams;
@@ -527,12 +535,14 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       players: oneWorker?.players ?? null,
       serviceMs,
       rawUpdateMs,
+      runs: settings.bulk.replicaPairs,
+      serviceRunsMs: replicaRuns.one.map((run) => run.serviceMs),
+      rawUpdateRunsMs: rawRuns.map((run) => run.rawUpdateMs),
+      sampledRunMs: oneWorker?.serviceMs ?? null,
       ratio: ratio(serviceMs, rawUpdateMs),
       rawUpdateWithJobIdMs: measured.rawWithJobId?.rawUpdateMs ?? null,
       ratioToSameWrite: ratio(serviceMs, measured.rawWithJobId?.rawUpdateMs ?? null),
       twoWorkersMs: replicaMedian(replicaRuns.two),
-      oneWorkerMedianMs: replicaMedian(replicaRuns.one),
-      replicaPairs: settings.bulk.replicaPairs,
       scaleOutAtConcurrencyOne: {
         oneWorkerMs: measured.replicaScaleOut.one[0]?.serviceMs ?? null,
         twoWorkersMs: measured.replicaScaleOut.two[0]?.serviceMs ?? null,
@@ -541,16 +551,16 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       readAllP99IdleMs: idle?.errors === 0 ? idle.p99Ms : null,
       readAllP99DuringMs: during?.errors === 0 ? during.p99Ms : null,
       valid: {
-        oneWorker: oneWorker?.valid ?? false,
+        oneWorker: (oneWorker?.valid ?? false) && replicasValid(replicaRuns.one),
         withReadAllStream: underReadLoad?.valid ?? false,
-        rawUpdate: raw?.valid ?? false,
-        twoWorkers: replicasValid(replicaRuns.one) && replicasValid(replicaRuns.two),
+        rawUpdate: rawRuns.length === settings.bulk.replicaPairs && rawRuns.every((run) => run.valid),
+        twoWorkers: replicasValid(replicaRuns.two),
       },
       details: {
-        oneWorker,
+        sampledOneWorker: oneWorker,
         replicaComparison: replicaRuns,
         replicaScaleOutAtConcurrencyOne: measured.replicaScaleOut,
-        rawUpdate: raw,
+        rawUpdate: rawRuns,
         rawUpdateWithJobId: measured.rawWithJobId,
         oneWorkerWithReadAllStream: underReadLoad,
         transactionSampling: { oneWorker: longestTransaction, withReadAllStream: longestTransactionUnderReadLoad },
