@@ -18,7 +18,11 @@ export interface BenchSettings {
   memorySmall: { players: number; rewardsPerPlayer: number };
   /** readAll and /betSlip data. */
   reads: { configurations: number; gamesPerConfiguration: number; betSlipItems: number };
-  singles: { requests: number; connections: number; rewardsPerPlayer: number };
+  /**
+   * `runs`: end-to-end runs of each side, each on a fresh copy, the sides taking turns; their medians make
+   * the ratio (see all-phases.ts).
+   */
+  singles: { requests: number; connections: number; rewardsPerPlayer: number; runs: number };
   http: { durationSeconds: number; warmupSeconds: number; connections: number };
   /** `cancelRuns`: cancels run under the stream, their answers pooled for one p99 (see all-phases.ts). */
   readAllStream: {
@@ -117,7 +121,7 @@ export function parseBenchArgs(
     bulk: { players: 10_000 * scale, rewardsPerPlayer: 100, replicaPairs: quick ? 1 : 3 },
     memorySmall: { players: 1_000 * scale, rewardsPerPlayer: 100 },
     reads: { configurations: 50, gamesPerConfiguration: 5, betSlipItems: 10 },
-    singles: { requests: 20_000 * scale, connections: 100, rewardsPerPlayer: 100 },
+    singles: { requests: 20_000 * scale, connections: 100, rewardsPerPlayer: 100, runs: quick ? 1 : 3 },
     http: { durationSeconds: quick ? 2 : 10, warmupSeconds: quick ? 0.5 : 1, connections: 50 },
     // Light: 20 requests in flight at most, ~40 per second in all (readAll costs ~10 ms of server time).
     // Idle for 10 s in a full run: ~400 samples, so that the idle p99 is not just the third-worst request.

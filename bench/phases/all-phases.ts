@@ -21,7 +21,6 @@ import {
   type SingleCancelResults,
   type WorkerMemoryResults,
 } from '../lib/report.js';
-import type { SeededMerchant } from '../lib/seed.js';
 import type { PhaseGroup } from '../lib/settings.js';
 import { TransactionSampler } from '../lib/transaction-sampler.js';
 import {
@@ -45,8 +44,9 @@ import {
 
 interface Measured {
   http: HttpResults | null;
-  coalesced: SingleCancelRun | null;
-  oneUpdatePerJob: SingleCancelRun | null;
+  /** The end-to-end runs of each side. */
+  coalesced: SingleCancelRun[];
+  oneUpdatePerJob: SingleCancelRun[];
   coalescedDrain: SingleCancelRun | null;
   oneUpdatePerJobDrain: SingleCancelRun | null;
   oneWorker: BulkCancelRun | null;
@@ -86,8 +86,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   const errors: PhaseResults['errors'] = [];
   const measured: Measured = {
     http: null,
-    coalesced: null,
-    oneUpdatePerJob: null,
+    coalesced: [],
+    oneUpdatePerJob: [],
     coalescedDrain: null,
     oneUpdatePerJobDrain: null,
     oneWorker: null,
@@ -150,60 +150,64 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
     measured.http = await measureHttp(context, api.baseUrl, main());
   });
 
-  await phase('singles', 'single cancels', async (db) => {
-    const api = await startApi('api-singles');
-    const { requests, connections } = settings.singles;
-    const run = async (label: string, merchant: SeededMerchant, extraEnv: Record<string, string>) => {
-      const worker = await startWorker(`worker-singles-${label.replaceAll(' ', '-')}`, extraEnv);
-      const ids = await activeRewardIds(db, merchant.id);
-      if (ids.length !== 2 * requests)
-        throw new Error(`${label}: ${ids.length} rewards seeded, ${2 * requests} needed`);
-      const options = { connections, pollIntervalMs, timeoutMs };
-      const warmUp = Math.round(requests / 4);
-      progress.step(`single cancels (${label}): warm-up, ${warmUp} cancels of rewards that do not exist`);
-      await warmUpSingleCancels(
-        db,
-        api.baseUrl,
-        merchant,
-        warmUp,
-        { ...options, label: `single cancels, ${label}` },
-        checks,
-      );
-      progress.step(`single cancels (${label}): ${requests} requests at -c ${connections}, end to end`);
-      const endToEnd = await measureSingleCancels(
-        db,
-        api.baseUrl,
-        merchant,
-        ids.slice(0, requests),
-        { ...options, label: `single cancels, ${label}` },
-        checks,
-      );
-      progress.step(`single cancels (${label}): ${endToEnd.ms} ms (all accepted after ${endToEnd.acceptMs} ms)`);
-      const drain = await measureSingleCancels(
-        db,
-        api.baseUrl,
-        merchant,
-        ids.slice(requests),
-        {
-          ...options,
-          label: `single cancels, ${label}, workers alone`,
-          pauseQueue: (paused) => context.queue.setSingleCancelQueuePaused(paused),
-        },
-        checks,
-      );
-      progress.step(`single cancels (${label}): workers alone, from ${requests} jobs stored: ${drain.ms} ms`);
-      await worker.stop();
-      return { endToEnd, drain };
-    };
-    const coalesced = await run('coalesced', seeded(data.singles, 'single cancels'), {});
-    measured.coalesced = coalesced.endToEnd;
-    measured.coalescedDrain = coalesced.drain;
-    const baseline = await run('one UPDATE per job', seeded(data.singlesBaseline, 'single cancels baseline'), {
-      COALESCE_MAX_BATCH: '1',
-    });
-    measured.oneUpdatePerJob = baseline.endToEnd;
-    measured.oneUpdatePerJobDrain = baseline.drain;
-  });
+  // Each end-to-end run is a phase of its own (a fresh copy of the database, new API and worker, their
+  // warm-up), the two sides taking turns, and the medians make the ratio: the one-UPDATE-per-job side
+  // moved between 12 and 19 s from run to run, and on one copy it slowed with every run (11.8, 13.5,
+  // 15.4 s) as its table took the earlier runs' updates. The last run of each side also times the
+  // workers alone, on the copy's other half of the rewards.
+  const { requests, runs } = settings.singles;
+  const singlesConnections = settings.singles.connections;
+  const singleCancelSides = [
+    { side: 'coalesced', merchant: () => seeded(data.singles, 'single cancels'), env: {} },
+    {
+      side: 'one UPDATE per job',
+      merchant: () => seeded(data.singlesBaseline, 'single cancels baseline'),
+      env: { COALESCE_MAX_BATCH: '1' },
+    },
+  ] as const;
+  for (let index = 1; index <= runs; index++) {
+    for (const { side, merchant: sideMerchant, env } of singleCancelSides) {
+      const label = `${side}, ${index} of ${runs}`;
+      await phase('singles', `single cancels, ${label}`, async (db) => {
+        const merchant = sideMerchant();
+        const name = `singles-${side.replaceAll(' ', '-')}-${index}`;
+        const api = await startApi(`api-${name}`);
+        await startWorker(`worker-${name}`, env);
+        const ids = await activeRewardIds(db, merchant.id);
+        if (ids.length !== 2 * requests)
+          throw new Error(`${label}: ${ids.length} rewards seeded, ${2 * requests} needed`);
+        const options = {
+          connections: singlesConnections,
+          pollIntervalMs,
+          timeoutMs,
+          label: `single cancels, ${label}`,
+        };
+        const warmUp = Math.round(requests / 4);
+        progress.step(`single cancels (${label}): warm-up, ${warmUp} cancels of rewards that do not exist`);
+        await warmUpSingleCancels(db, api.baseUrl, merchant, warmUp, options, checks);
+        progress.step(`single cancels (${label}): ${requests} requests at -c ${singlesConnections}, end to end`);
+        const endToEnd = await measureSingleCancels(db, api.baseUrl, merchant, ids.slice(0, requests), options, checks);
+        (side === 'coalesced' ? measured.coalesced : measured.oneUpdatePerJob).push(endToEnd);
+        progress.step(`single cancels (${label}): ${endToEnd.ms} ms (all accepted after ${endToEnd.acceptMs} ms)`);
+        if (index < runs) return;
+        const drain = await measureSingleCancels(
+          db,
+          api.baseUrl,
+          merchant,
+          ids.slice(requests),
+          {
+            ...options,
+            label: `single cancels, ${side}, workers alone`,
+            pauseQueue: (paused) => context.queue.setSingleCancelQueuePaused(paused),
+          },
+          checks,
+        );
+        if (side === 'coalesced') measured.coalescedDrain = drain;
+        else measured.oneUpdatePerJobDrain = drain;
+        progress.step(`single cancels (${side}): workers alone, from ${requests} jobs stored: ${drain.ms} ms`);
+      });
+    }
+  }
 
   const bulkRewards = settings.bulk.players * settings.bulk.rewardsPerPlayer;
   /** One bulk cancel with the worker's longest transaction and RSS sampled throughout. */
@@ -526,8 +530,12 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   const serviceMs = replicaMedian(replicaRuns.one);
   const rawUpdateMs =
     rawRuns.length === settings.bulk.replicaPairs ? median(rawRuns.map((run) => run.rawUpdateMs)) : null;
-  const coalescedMs = coalesced?.ms ?? null;
-  const oneUpdatePerJobMs = oneUpdatePerJob?.ms ?? null;
+  const singlesMedian = (side: readonly SingleCancelRun[]) =>
+    side.length === settings.singles.runs ? median(side.map((run) => run.ms)) : null;
+  const singlesValid = (side: readonly SingleCancelRun[]) =>
+    side.length === settings.singles.runs && side.every((run) => run.valid);
+  const coalescedMs = singlesMedian(coalesced);
+  const oneUpdatePerJobMs = singlesMedian(oneUpdatePerJob);
   const { idle, during } = streams;
   return {
     bulkCancelByQuery: {
@@ -571,7 +579,10 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       coalescedMs,
       oneUpdatePerJobMs,
       speedup: ratio(oneUpdatePerJobMs, coalescedMs, 2),
-      valid: { coalesced: coalesced?.valid ?? false, oneUpdatePerJob: oneUpdatePerJob?.valid ?? false },
+      runs: settings.singles.runs,
+      coalescedRunsMs: coalesced.map((run) => run.ms),
+      oneUpdatePerJobRunsMs: oneUpdatePerJob.map((run) => run.ms),
+      valid: { coalesced: singlesValid(coalesced), oneUpdatePerJob: singlesValid(oneUpdatePerJob) },
       workersAlone: {
         coalescedMs: coalescedDrain?.ms ?? null,
         oneUpdatePerJobMs: oneUpdatePerJobDrain?.ms ?? null,
