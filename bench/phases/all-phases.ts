@@ -274,13 +274,8 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   // The readAll stream costs CPU the timed runs must not lose, so it gets runs of its own. A cancel lasts
   // about 2 s or less, ~70 requests of the stream: a p99 of those would be their slowest one, against the idle
   // stream's 4th slowest of ~400. So the cancel runs `cancelRuns` times (each on a fresh copy) and the
-  // answers during them are pooled, for a p99 over as many answers as the idle one. The idle answers are
-  // pooled the same way: each run's API first serves the stream idle for its share of `idleMs`, then during
-  // its cancel, so both sides come from the same processes at the same times (one 10 s idle window of the
-  // first run alone gave idle p99s from 3.7 to 6.8 ms, which moved the ratio more than the cancel did).
+  // answers during them are pooled, for a p99 over as many answers as the idle one.
   const { connections, requestsPerSecond, warmupMs, idleMs, cancelRuns } = settings.readAllStream;
-  const STREAM_SETTLE_MS = 250;
-  const idleRecords: StreamRecord[] = [];
   const duringRecords: StreamRecord[] = [];
   const readAllClient = settings.only === null || settings.only.has('bulk') ? ReadAllStreams.open() : null;
   for (let runIndex = 0; readAllClient && runIndex < cancelRuns; runIndex++) {
@@ -298,13 +293,12 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
         const warmup = await stream();
         await Promise.all([sleep(warmupMs), warmUpBulkCancel(client, players, label)]);
         await warmup.stop();
-        progress.step(`readAll stream (${connections} in flight, ${requestsPerSecond}/s), idle (${label})`);
-        // Like the answers during the cancel (sent once the cancel is under way), none from the stream's
-        // first moments: only requests sent in the window after its first 250 ms count.
-        const idleStream = await stream();
-        const idleFrom = performance.timeOrigin + performance.now() + STREAM_SETTLE_MS;
-        await sleep(STREAM_SETTLE_MS + idleMs / cancelRuns);
-        idleRecords.push(sentBetween(await idleStream.stop(), idleFrom, performance.timeOrigin + performance.now()));
+        if (runIndex === 0) {
+          progress.step(`readAll stream (${connections} in flight, ${requestsPerSecond}/s), idle`);
+          const idleStream = await stream();
+          await sleep(idleMs);
+          streams.idle = summarise([await idleStream.stop()]);
+        }
 
         progress.step(`readAll stream during a bulkCancelByQuery of ${players.length} players, 1 worker (${label})`);
         const duringStream = await stream();
@@ -334,7 +328,6 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   }
   await readAllClient?.close();
   if (duringRecords.length > 0) {
-    streams.idle = summarise(idleRecords);
     streams.during = summarise(duringRecords);
     streams.duringRuns = duringRecords.length;
     for (const [name, summary] of [
