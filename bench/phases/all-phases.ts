@@ -518,22 +518,31 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   );
 
   const { oneWorker, replicaRuns, rawRuns, coalesced, oneUpdatePerJob, longestTransaction } = measured;
+  // A median or a verdict over repeated runs only when every run planned was made.
+  const medianOf = (values: readonly number[], planned: number) => (values.length === planned ? median(values) : null);
+  const allValid = (runs: readonly { valid: boolean }[], planned: number) =>
+    runs.length === planned && runs.every((run) => run.valid);
+  const { replicaPairs: bulkRuns } = settings.bulk;
   const replicaMedian = (runs: readonly BulkCancelRun[]) =>
-    runs.length === settings.bulk.replicaPairs ? median(runs.map((run) => run.serviceMs)) : null;
-  const replicasValid = (runs: readonly BulkCancelRun[]) =>
-    runs.length === settings.bulk.replicaPairs && runs.every((run) => run.valid);
+    medianOf(
+      runs.map((run) => run.serviceMs),
+      bulkRuns,
+    );
   const { coalescedDrain, oneUpdatePerJobDrain, underReadLoad, longestTransactionUnderReadLoad } = measured;
   // The longest transaction of either 1-worker run: with and without the readAll stream.
   const longestTransactions = [longestTransaction, longestTransactionUnderReadLoad].flatMap((sampling) =>
     sampling ? [sampling.longestMs] : [],
   );
   const serviceMs = replicaMedian(replicaRuns.one);
-  const rawUpdateMs =
-    rawRuns.length === settings.bulk.replicaPairs ? median(rawRuns.map((run) => run.rawUpdateMs)) : null;
+  const rawUpdateMs = medianOf(
+    rawRuns.map((run) => run.rawUpdateMs),
+    bulkRuns,
+  );
   const singlesMedian = (side: readonly SingleCancelRun[]) =>
-    side.length === settings.singles.runs ? median(side.map((run) => run.ms)) : null;
-  const singlesValid = (side: readonly SingleCancelRun[]) =>
-    side.length === settings.singles.runs && side.every((run) => run.valid);
+    medianOf(
+      side.map((run) => run.ms),
+      settings.singles.runs,
+    );
   const coalescedMs = singlesMedian(coalesced);
   const oneUpdatePerJobMs = singlesMedian(oneUpdatePerJob);
   const { idle, during } = streams;
@@ -559,10 +568,10 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       readAllP99IdleMs: idle?.errors === 0 ? idle.p99Ms : null,
       readAllP99DuringMs: during?.errors === 0 ? during.p99Ms : null,
       valid: {
-        oneWorker: (oneWorker?.valid ?? false) && replicasValid(replicaRuns.one),
+        oneWorker: (oneWorker?.valid ?? false) && allValid(replicaRuns.one, bulkRuns),
         withReadAllStream: underReadLoad?.valid ?? false,
-        rawUpdate: rawRuns.length === settings.bulk.replicaPairs && rawRuns.every((run) => run.valid),
-        twoWorkers: replicasValid(replicaRuns.two),
+        rawUpdate: allValid(rawRuns, bulkRuns),
+        twoWorkers: allValid(replicaRuns.two, bulkRuns),
       },
       details: {
         sampledOneWorker: oneWorker,
@@ -582,7 +591,10 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
       runs: settings.singles.runs,
       coalescedRunsMs: coalesced.map((run) => run.ms),
       oneUpdatePerJobRunsMs: oneUpdatePerJob.map((run) => run.ms),
-      valid: { coalesced: singlesValid(coalesced), oneUpdatePerJob: singlesValid(oneUpdatePerJob) },
+      valid: {
+        coalesced: allValid(coalesced, settings.singles.runs),
+        oneUpdatePerJob: allValid(oneUpdatePerJob, settings.singles.runs),
+      },
       workersAlone: {
         coalescedMs: coalescedDrain?.ms ?? null,
         oneUpdatePerJobMs: oneUpdatePerJobDrain?.ms ?? null,

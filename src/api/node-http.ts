@@ -22,13 +22,6 @@ export function nodeResponse(c: Context): ServerResponse | undefined {
   return (c.env as NodeBindings | undefined)?.outgoing;
 }
 
-/** A request header by its lower-case name, as Node parsed it (repeated headers joined as Node joins them). */
-export function requestHeader(c: Context, name: string): string | undefined {
-  const incoming = nodeRequest(c);
-  if (!incoming) return c.req.header(name);
-  return joinedHeader(incoming.headers[name]);
-}
-
 /**
  * hono's `c.req.header()` reads a web `Headers` that the adapter builds from the raw header list the
  * first time any header is read, and hono's validators read Content-Type through it on every

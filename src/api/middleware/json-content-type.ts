@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
-import { nodeRequest, requestHeader } from '../node-http.js';
+import { nodeRequest } from '../node-http.js';
 
 const JSON_MEDIA_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;.*)?$/i;
 
@@ -11,7 +11,7 @@ const JSON_MEDIA_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;.*)?$/i;
  * byte of it is read.
  */
 export function requireJsonContentType(c: Context<AppEnv>, method: string): void {
-  const contentType = requestHeader(c, 'content-type');
+  const contentType = c.req.header('content-type');
   if (contentType && !JSON_MEDIA_TYPE.test(contentType)) throw new AppError('UNSUPPORTED_MEDIA_TYPE');
   if (!contentType && method === 'POST') {
     // Let the route's JSON validator read a body sent without a Content-Type (it reads the header

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
-import { nodeRequest, requestHeader } from '../node-http.js';
+import { nodeRequest } from '../node-http.js';
 import { requireJsonContentType } from './json-content-type.js';
 
 /**
@@ -24,7 +24,7 @@ export function readRequestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
     if (method === 'GET' || method === 'HEAD') return next();
     requireJsonContentType(c, method);
     const incoming = nodeRequest(c);
-    const declared = Number(requestHeader(c, 'content-length'));
+    const declared = Number(c.req.header('content-length'));
     // Refused before a byte is read: the sender said how much is coming.
     if (declared > limitBytes) throw new AppError('PAYLOAD_TOO_LARGE');
     const body = incoming ? await readIncoming(incoming, limitBytes) : await readWebBody(c.req.raw, limitBytes);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import type { AppEnv } from '../context.js';
-import { nodeResponse, requestHeader } from '../node-http.js';
+import { nodeResponse } from '../node-http.js';
 import { RequestLogger } from '../request-logger.js';
 
 /** A caller's id is kept when it is short and plain enough to put in a log line; else we make one. */
@@ -13,7 +13,7 @@ const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * function finishes the answer's header once the handlers are done.
  */
 export function assignRequestId(c: Context<AppEnv>): () => void {
-  const given = requestHeader(c, 'x-request-id');
+  const given = c.req.header('x-request-id');
   const id = given && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
   c.set('requestId', id);
   c.set('logger', new RequestLogger(c.get('deps').logger, { requestId: id }));
