@@ -10,9 +10,9 @@ import { Progress } from './lib/progress.js';
 import { QueueKeys } from './lib/queue-keys.js';
 import { type BenchResults, evaluateTargets, formatReport, writeResults } from './lib/report.js';
 import { parseBenchArgs, USAGE } from './lib/settings.js';
-import { runAllPhases } from './phases/all-phases.js';
 import type { BenchContext } from './phases/context.js';
 import { prepareData } from './phases/prepare.phase.js';
+import { runAllPhases } from './phases/table.js';
 
 /**
  * `npm run bench [-- --quick]`: measures the performance targets, each beside its baseline in the

@@ -20,11 +20,11 @@ export interface BenchSettings {
   reads: { configurations: number; gamesPerConfiguration: number; betSlipItems: number };
   /**
    * `runs`: end-to-end runs of each side, each on a fresh copy, the sides taking turns; their medians make
-   * the ratio (see all-phases.ts).
+   * the ratio (see single-cancels.phase.ts).
    */
   singles: { requests: number; connections: number; rewardsPerPlayer: number; runs: number };
   http: { durationSeconds: number; warmupSeconds: number; connections: number };
-  /** `cancelRuns`: cancels run under the stream, their answers pooled for one p99 (see all-phases.ts). */
+  /** `cancelRuns`: cancels run under the stream, their answers pooled for one p99 (see read-all-stream.phase.ts). */
   readAllStream: {
     connections: number;
     requestsPerSecond: number;

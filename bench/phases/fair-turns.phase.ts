@@ -2,12 +2,15 @@ import type pg from 'pg';
 import type { Checks } from '../lib/checks.js';
 import { waitForJobs } from '../lib/job-waiter.js';
 import { loadAverage1m } from '../lib/machine.js';
-import type { MerchantClient } from '../lib/merchant-client.js';
+import { MerchantClient } from '../lib/merchant-client.js';
 import type { SeededMerchant } from '../lib/seed.js';
 import { BULK_CANCEL_BY_QUERY_PATH } from './bulk-cancel.phase.js';
+import { seeded } from './context.js';
+import type { PhaseKit } from './phase-kit.js';
 import { BULK_CANCEL_PATH } from './redis-memory.phase.js';
+import { type Phase, phase } from './runner.js';
 
-export interface FairTurnsSizes {
+interface FairTurnsSizes {
   /** bulkCancelByQuery jobs merchant A queues. */
   jobs: number;
   playersPerJob: number;
@@ -41,7 +44,7 @@ function playerId(sizes: FairTurnsSizes, index: number): string {
 }
 
 /** Inserts both merchants' ACTIVE rewards, set-based, into the phase's copy of the database. */
-export async function seedFairTurns(
+async function seedFairTurns(
   db: pg.Pool,
   merchantA: SeededMerchant,
   merchantB: SeededMerchant,
@@ -69,7 +72,7 @@ export async function seedFairTurns(
  * one bulkCancel of `bIds` ids and its job is polled until completed; then every job of A. Checked:
  * B's counts, each of A's jobs' counts, and the rewards in the database.
  */
-export async function measureFairTurns(
+async function measureFairTurns(
   db: pg.Pool,
   clientA: MerchantClient,
   clientB: MerchantClient,
@@ -154,4 +157,36 @@ export async function measureFairTurns(
 /** Counts as JSON with the keys in order, so that two results compare equal whatever their key order. */
 function sortedJson(counts: Record<string, number> | null): string {
   return counts === null ? 'null' : JSON.stringify(Object.fromEntries(Object.entries(counts).sort()));
+}
+
+/** Merchant A's many bulk jobs, then merchant B's one: B must not wait for all of A's. */
+export function fairTurnsPhase({ context, data, measured, startApi, startWorker }: PhaseKit): Phase {
+  const { settings, progress, checks } = context;
+  const sizes = settings.fairTurns;
+  return phase(
+    'fair-turns',
+    `fair turns: ${sizes.jobs} bulkCancelByQuery jobs of ${sizes.playersPerJob} players, then another merchant's bulkCancel`,
+    async (db) => {
+      const merchantA = seeded(data.tenantA, 'fair turns A');
+      const merchantB = seeded(data.tenantB, 'fair turns B');
+      const aRewards = sizes.jobs * sizes.playersPerJob * sizes.rewardsPerPlayer;
+      progress.step(`inserting ${aRewards} rewards of merchant A and ${sizes.bIds} of merchant B`);
+      await seedFairTurns(db, merchantA, merchantB, sizes);
+      const api = await startApi('api-fair-turns');
+      await startWorker('worker-fair-turns');
+      const run = await measureFairTurns(
+        db,
+        new MerchantClient(api.baseUrl, merchantA),
+        new MerchantClient(api.baseUrl, merchantB),
+        sizes,
+        { pollIntervalMs: settings.pollIntervalMs, timeoutMs: settings.runTimeoutMs },
+        checks,
+      );
+      measured.fairTurns = run;
+      progress.step(
+        `fair turns: B completed ${run.bLatencyMs} ms after its request (${run.aJobsFinishedBeforeB} of A's jobs ` +
+          `finished before it); A's ${run.jobs} jobs took ${run.aJobsMs} ms`,
+      );
+    },
+  );
 }

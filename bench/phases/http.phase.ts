@@ -5,6 +5,8 @@ import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { SeededMerchant } from '../lib/seed.js';
 import { RAW_BASELINE_PATHS, RAW_BASELINE_QUEUE } from '../raw-baseline/paths.js';
 import type { BenchContext } from './context.js';
+import type { PhaseKit } from './phase-kit.js';
+import { type Phase, phase } from './runner.js';
 import { CANCEL_PATH } from './single-cancels.phase.js';
 
 /** The four API routes measured, each beside the raw baseline route that does its least work. */
@@ -41,17 +43,21 @@ interface PairTargets {
   api: () => LoadTarget;
 }
 
+/** The HTTP pairs: one API process, no worker. */
+export function httpPhase({ context, measured, main, startApi }: PhaseKit): Phase {
+  return phase('http', 'HTTP', async () => {
+    const api = await startApi('api-http');
+    measured.http = await measureHttp(context, api.baseUrl, main());
+  });
+}
+
 /**
  * autocannon (-c 50) against four routes of one API process (no worker running: a cancel is
  * measured as accepted, the job stored in Redis), each beside its floor on the bench's raw baseline
  * server (bench/raw-baseline/), a separate process on the same database and Redis. The figure that
  * counts is the ratio API ÷ baseline of the same run; a run with any error is no figure.
  */
-export async function measureHttp(
-  context: BenchContext,
-  apiUrl: string,
-  merchant: SeededMerchant,
-): Promise<HttpResults> {
+async function measureHttp(context: BenchContext, apiUrl: string, merchant: SeededMerchant): Promise<HttpResults> {
   const { settings, progress, checks, services, environment } = context;
   const token = merchant.sessionTokens[0];
   if (!token) throw new Error('the seed returned no session token');

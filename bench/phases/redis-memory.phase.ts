@@ -1,14 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
+import { startRedisServer } from '../../test/helpers/redis-server.js';
 import type { Checks } from '../lib/checks.js';
 import { waitForJobs } from '../lib/job-waiter.js';
 import { loadAverage1m } from '../lib/machine.js';
-import { type MerchantClient, signedBody } from '../lib/merchant-client.js';
+import { MerchantClient, signedBody } from '../lib/merchant-client.js';
 import { round } from '../lib/percentiles.js';
 import { pollUntil } from '../lib/progress.js';
 import { RedisMemorySampler, redisMemoryMiB, settledRedisMemoryMiB } from '../lib/redis-memory-sampler.js';
+import { REDIS_MEMORY_HEADROOM_MIB } from '../lib/report.js';
+import { seeded } from './context.js';
+import { redisMemoryEnv } from './measurements.js';
+import type { PhaseKit } from './phase-kit.js';
+import { type Phase, phase } from './runner.js';
 
 export const BULK_CANCEL_PATH = '/api/v1/integration/rewards/bulkCancel';
 
@@ -16,7 +22,7 @@ export const BULK_CANCEL_PATH = '/api/v1/integration/rewards/bulkCancel';
 const FORGOTTEN_DATA_MAX_BYTES = 4_096;
 const IDENTIFIERS_DROPPED_TIMEOUT_MS = 30_000;
 
-export interface RedisMemoryOptions {
+interface RedisMemoryOptions {
   requests: number;
   idsPerRequest: number;
   idLength: number;
@@ -57,6 +63,59 @@ export interface RedisMemoryRun {
   loadAverage1m: number;
 }
 
+/**
+ * On a redis-server of its own: other work on the shared Redis would move used_memory by more than the
+ * figure measured. The per-merchant cap is raised so that none of the requests is refused.
+ */
+export function redisMemoryPhase({ context, data, measured }: PhaseKit): Phase {
+  const { settings, progress, checks, services, environment } = context;
+  const serviceEnv = redisMemoryEnv(settings);
+  const { requests, idsPerRequest } = settings.redisMemory;
+  return phase('redis-memory', `Redis memory, ${requests} bulkCancel requests of ${idsPerRequest} ids`, async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url, { maxRetriesPerRequest: 2, connectionName: 'rewards-bench' });
+    redis.on('error', () => {});
+    try {
+      const ownRedis = { ...environment, redisUrl: server.url };
+      progress.step(`own redis-server on port ${server.port}; API and 1 worker with ${JSON.stringify(serviceEnv)}`);
+      const api = await services.start('api', 'api-redis-memory', ownRedis, serviceEnv);
+      await services.start('worker', 'worker-redis-memory', ownRedis, serviceEnv);
+      const client = new MerchantClient(api.baseUrl, seeded(data.redisMemory, 'Redis memory'));
+      const run = await measureRedisMemory(
+        client,
+        redis,
+        {
+          ...settings.redisMemory,
+          queuePrefix: environment.queuePrefix,
+          pollIntervalMs: settings.pollIntervalMs,
+          timeoutMs: settings.runTimeoutMs,
+          reportEvery: Math.max(1, Math.round(requests / 10)),
+          onProgress: (message) => progress.step(message),
+        },
+        checks,
+      );
+      measured.redisMemory.run = run;
+      // At a smoke run's size a job keeping its identifiers would already cost more than the headroom.
+      if (settings.quick) {
+        checks.expect(
+          `Redis memory: after ≤ before + ${REDIS_MEMORY_HEADROOM_MIB} MiB`,
+          run.deltaMiB <= REDIS_MEMORY_HEADROOM_MIB,
+          `${run.beforeMiB} → ${run.afterMiB} MiB (Δ ${run.deltaMiB} MiB)`,
+        );
+      }
+      progress.step(
+        `Redis used_memory before ${run.beforeMiB} MiB, peak ${run.peakMiB} MiB, after ${run.afterMiB} MiB ` +
+          `(Δ ${run.deltaMiB} MiB); sent in ${run.sendMs} ms (${run.retries} sent again after a 503/429), ` +
+          `all completed after ${run.completedMs} ms`,
+      );
+    } finally {
+      await services.stopAll();
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+}
+
 /** `count` random identifiers of `length` URL-safe characters: none exists, so each is "not found". */
 function randomIdentifiers(count: number, length: number): string[] {
   const text = randomBytes(Math.ceil((count * length * 3) / 4)).toString('base64url');
@@ -69,7 +128,7 @@ function randomIdentifiers(count: number, length: number): string[] {
  * job has completed (and dropped its identifiers, which the worker does just after completing it).
  * `redis` is a connection to the Redis the services use, which nothing else may use during the run.
  */
-export async function measureRedisMemory(
+async function measureRedisMemory(
   client: MerchantClient,
   redis: Redis,
   options: RedisMemoryOptions,

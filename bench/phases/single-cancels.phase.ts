@@ -7,6 +7,9 @@ import { round } from '../lib/percentiles.js';
 import { pollUntil } from '../lib/progress.js';
 import { sendRequests } from '../lib/request-sender.js';
 import type { SeededMerchant } from '../lib/seed.js';
+import { seeded } from './context.js';
+import type { PhaseKit } from './phase-kit.js';
+import { type Phase, phase } from './runner.js';
 
 export const CANCEL_PATH = '/api/v1/integration/rewards/cancel';
 
@@ -25,7 +28,7 @@ export interface SingleCancelRun {
   valid: boolean;
 }
 
-export interface SingleCancelOptions {
+interface SingleCancelOptions {
   connections: number;
   pollIntervalMs: number;
   timeoutMs: number;
@@ -40,8 +43,68 @@ export interface SingleCancelOptions {
 /** How many of the last requests sent the end-to-end poll looks up before it counts them all. */
 const LAST_SENT_PROBE = 200;
 
+/**
+ * Each end-to-end run is a phase of its own (a fresh copy of the database, new API and worker, their
+ * warm-up), the two sides taking turns, and the medians make the ratio: one run of a side moves by more
+ * than the sides differ by, and a side run again and again on one copy slows as its table takes the
+ * earlier runs' updates (measured 2026-11-23: the one-UPDATE-per-job side between 12 and 19 s, and
+ * 11.8, 13.5, 15.4 s on one copy). The last run of each side also times the workers alone, on the
+ * copy's other half of the rewards.
+ */
+export function singleCancelPhases({ context, data, measured, startApi, startWorker }: PhaseKit): Phase[] {
+  const { settings, progress, checks } = context;
+  const { requests, runs, connections } = settings.singles;
+  const { pollIntervalMs, runTimeoutMs: timeoutMs } = settings;
+  const sides = [
+    { side: 'coalesced', merchant: () => seeded(data.singles, 'single cancels'), env: {} },
+    {
+      side: 'one UPDATE per job',
+      merchant: () => seeded(data.singlesBaseline, 'single cancels baseline'),
+      env: { COALESCE_MAX_BATCH: '1' },
+    },
+  ] as const;
+  return Array.from({ length: runs }, (_, run) => run + 1).flatMap((index) =>
+    sides.map(({ side, merchant: sideMerchant, env }) => {
+      const label = `${side}, ${index} of ${runs}`;
+      return phase('singles', `single cancels, ${label}`, async (db) => {
+        const merchant = sideMerchant();
+        const name = `singles-${side.replaceAll(' ', '-')}-${index}`;
+        const api = await startApi(`api-${name}`);
+        await startWorker(`worker-${name}`, env);
+        const ids = await activeRewardIds(db, merchant.id);
+        if (ids.length !== 2 * requests)
+          throw new Error(`${label}: ${ids.length} rewards seeded, ${2 * requests} needed`);
+        const options = { connections, pollIntervalMs, timeoutMs, label: `single cancels, ${label}` };
+        const warmUp = Math.round(requests / 4);
+        progress.step(`single cancels (${label}): warm-up, ${warmUp} cancels of rewards that do not exist`);
+        await warmUpSingleCancels(db, api.baseUrl, merchant, warmUp, options, checks);
+        progress.step(`single cancels (${label}): ${requests} requests at -c ${connections}, end to end`);
+        const endToEnd = await measureSingleCancels(db, api.baseUrl, merchant, ids.slice(0, requests), options, checks);
+        (side === 'coalesced' ? measured.coalesced : measured.oneUpdatePerJob).push(endToEnd);
+        progress.step(`single cancels (${label}): ${endToEnd.ms} ms (all accepted after ${endToEnd.acceptMs} ms)`);
+        if (index < runs) return;
+        const drain = await measureSingleCancels(
+          db,
+          api.baseUrl,
+          merchant,
+          ids.slice(requests),
+          {
+            ...options,
+            label: `single cancels, ${side}, workers alone`,
+            pauseQueue: (paused) => context.queue.setSingleCancelQueuePaused(paused),
+          },
+          checks,
+        );
+        if (side === 'coalesced') measured.coalescedDrain = drain;
+        else measured.oneUpdatePerJobDrain = drain;
+        progress.step(`single cancels (${side}): workers alone, from ${requests} jobs stored: ${drain.ms} ms`);
+      });
+    }),
+  );
+}
+
 /** The merchant's rewards, all ACTIVE, in a fixed order (by id: scattered over the table, as singles are). */
-export async function activeRewardIds(db: pg.Pool, merchantId: string): Promise<string[]> {
+async function activeRewardIds(db: pg.Pool, merchantId: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string; status: string }>(
     'SELECT id, status FROM rewards WHERE merchant_id = $1 ORDER BY id',
     [merchantId],
@@ -57,7 +120,7 @@ export async function activeRewardIds(db: pg.Pool, merchantId: string): Promise<
  * do not exist go through the same route and worker at the same speed, and the run waits until each
  * one's job has completed (its audit row: not found, nothing cancelled). No reward changes.
  */
-export async function warmUpSingleCancels(
+async function warmUpSingleCancels(
   db: pg.Pool,
   baseUrl: string,
   merchant: SeededMerchant,
@@ -106,7 +169,7 @@ export async function warmUpSingleCancels(
  * connections, `connections` in flight) through the API to the worker that is running, timed until the database
  * shows every one of them CANCELLED (polled every `pollIntervalMs`).
  */
-export async function measureSingleCancels(
+async function measureSingleCancels(
   db: pg.Pool,
   baseUrl: string,
   merchant: SeededMerchant,

@@ -1,0 +1,191 @@
+import { median, ratio } from '../lib/percentiles.js';
+import type { StreamSummary } from '../lib/read-all-stream.js';
+import type { BulkCancelResults, RedisMemoryResults, SingleCancelResults, WorkerMemoryResults } from '../lib/report.js';
+import type { BenchSettings } from '../lib/settings.js';
+import type { TransactionSampler } from '../lib/transaction-sampler.js';
+import type { BulkCancelRun, RawUpdateRun } from './bulk-cancel.phase.js';
+import type { FairTurnsRun } from './fair-turns.phase.js';
+import type { HttpResults } from './http.phase.js';
+import type { PhaseErrors } from './runner.js';
+import type { SingleCancelRun } from './single-cancels.phase.js';
+
+export type TransactionSampling = Awaited<ReturnType<TransactionSampler['stop']>>;
+
+/** What the phases measured, filled in as they run; a phase that did not run leaves its fields empty. */
+export interface Measurements {
+  http: HttpResults | null;
+  /** The end-to-end runs of each side. */
+  coalesced: SingleCancelRun[];
+  oneUpdatePerJob: SingleCancelRun[];
+  coalescedDrain: SingleCancelRun | null;
+  oneUpdatePerJobDrain: SingleCancelRun | null;
+  oneWorker: BulkCancelRun | null;
+  /** The replica comparison's runs, in order. */
+  replicaRuns: { one: BulkCancelRun[]; two: BulkCancelRun[] };
+  /** The same, one pair, with WORKER_BULK_CONCURRENCY=1. */
+  replicaScaleOut: { one: BulkCancelRun[]; two: BulkCancelRun[] };
+  /** The raw UPDATE, as many runs as the replica comparison has pairs. */
+  rawRuns: RawUpdateRun[];
+  rawWithJobId: RawUpdateRun | null;
+  longestTransaction: TransactionSampling | null;
+  underReadLoad: BulkCancelRun | null;
+  longestTransactionUnderReadLoad: TransactionSampling | null;
+  fairTurns: FairTurnsRun | null;
+  streams: PhaseResults['readAllStream'];
+  memory: WorkerMemoryResults;
+  redisMemory: RedisMemoryResults;
+}
+
+export interface PhaseResults {
+  bulkCancelByQuery: BulkCancelResults;
+  singleCancels: SingleCancelResults;
+  http: HttpResults | null;
+  workerMemory: WorkerMemoryResults;
+  redisMemory: RedisMemoryResults;
+  fairTurns: FairTurnsRun | null;
+  readAllStream: { idle: StreamSummary | null; during: StreamSummary | null; duringRuns?: number };
+  errors: PhaseErrors;
+}
+
+/** The Redis-memory phase's per-merchant cap, raised so that none of its requests is refused. */
+export function redisMemoryEnv(settings: BenchSettings): Record<string, string> {
+  return { MAX_QUEUED_JOBS: String(settings.redisMemory.maxQueuedJobs) };
+}
+
+export function emptyMeasurements(settings: BenchSettings): Measurements {
+  return {
+    http: null,
+    coalesced: [],
+    oneUpdatePerJob: [],
+    coalescedDrain: null,
+    oneUpdatePerJobDrain: null,
+    oneWorker: null,
+    replicaRuns: { one: [], two: [] },
+    replicaScaleOut: { one: [], two: [] },
+    rawRuns: [],
+    rawWithJobId: null,
+    longestTransaction: null,
+    underReadLoad: null,
+    longestTransactionUnderReadLoad: null,
+    fairTurns: null,
+    streams: { idle: null, during: null },
+    memory: {
+      idleMiB: null,
+      peak100kMiB: null,
+      peak1MMiB: null,
+      smallRewards: null,
+      largeRewards: null,
+      idleBeforeSmallMiB: null,
+    },
+    redisMemory: {
+      run: null,
+      serviceEnv: redisMemoryEnv(settings),
+      workerBulkConcurrency: settings.serviceEnv.WORKER_BULK_CONCURRENCY ?? 'default',
+    },
+  };
+}
+
+/** The figures of latest.json from what the phases measured: medians and verdicts over repeated runs. */
+export function phaseResults(settings: BenchSettings, measured: Measurements, errors: PhaseErrors): PhaseResults {
+  const { oneWorker, replicaRuns, rawRuns, coalesced, oneUpdatePerJob, longestTransaction } = measured;
+  // A median or a verdict over repeated runs only when every run planned was made.
+  const medianOf = (values: readonly number[], planned: number) => (values.length === planned ? median(values) : null);
+  const allValid = (runs: readonly { valid: boolean }[], planned: number) =>
+    runs.length === planned && runs.every((run) => run.valid);
+  const { replicaPairs: bulkRuns } = settings.bulk;
+  const replicaMedian = (runs: readonly BulkCancelRun[]) =>
+    medianOf(
+      runs.map((run) => run.serviceMs),
+      bulkRuns,
+    );
+  const { coalescedDrain, oneUpdatePerJobDrain, underReadLoad, longestTransactionUnderReadLoad } = measured;
+  // The longest transaction of either 1-worker run: with and without the readAll stream.
+  const longestTransactions = [longestTransaction, longestTransactionUnderReadLoad].flatMap((sampling) =>
+    sampling ? [sampling.longestMs] : [],
+  );
+  const serviceMs = replicaMedian(replicaRuns.one);
+  const rawUpdateMs = medianOf(
+    rawRuns.map((run) => run.rawUpdateMs),
+    bulkRuns,
+  );
+  const singlesMedian = (side: readonly SingleCancelRun[]) =>
+    medianOf(
+      side.map((run) => run.ms),
+      settings.singles.runs,
+    );
+  const coalescedMs = singlesMedian(coalesced);
+  const oneUpdatePerJobMs = singlesMedian(oneUpdatePerJob);
+  const { idle, during } = measured.streams;
+  return {
+    bulkCancelByQuery: {
+      rewards: oneWorker?.rewards ?? null,
+      players: oneWorker?.players ?? null,
+      serviceMs,
+      rawUpdateMs,
+      runs: settings.bulk.replicaPairs,
+      serviceRunsMs: replicaRuns.one.map((run) => run.serviceMs),
+      rawUpdateRunsMs: rawRuns.map((run) => run.rawUpdateMs),
+      sampledRunMs: oneWorker?.serviceMs ?? null,
+      ratio: ratio(serviceMs, rawUpdateMs),
+      rawUpdateWithJobIdMs: measured.rawWithJobId?.rawUpdateMs ?? null,
+      ratioToSameWrite: ratio(serviceMs, measured.rawWithJobId?.rawUpdateMs ?? null),
+      twoWorkersMs: replicaMedian(replicaRuns.two),
+      scaleOutAtConcurrencyOne: {
+        oneWorkerMs: measured.replicaScaleOut.one[0]?.serviceMs ?? null,
+        twoWorkersMs: measured.replicaScaleOut.two[0]?.serviceMs ?? null,
+      },
+      longestTransactionMs: longestTransactions.length > 0 ? Math.max(...longestTransactions) : null,
+      readAllP99IdleMs: idle?.errors === 0 ? idle.p99Ms : null,
+      readAllP99DuringMs: during?.errors === 0 ? during.p99Ms : null,
+      valid: {
+        oneWorker: (oneWorker?.valid ?? false) && allValid(replicaRuns.one, bulkRuns),
+        withReadAllStream: underReadLoad?.valid ?? false,
+        rawUpdate: allValid(rawRuns, bulkRuns),
+        twoWorkers: allValid(replicaRuns.two, bulkRuns),
+      },
+      details: {
+        sampledOneWorker: oneWorker,
+        replicaComparison: replicaRuns,
+        replicaScaleOutAtConcurrencyOne: measured.replicaScaleOut,
+        rawUpdate: rawRuns,
+        rawUpdateWithJobId: measured.rawWithJobId,
+        oneWorkerWithReadAllStream: underReadLoad,
+        transactionSampling: { oneWorker: longestTransaction, withReadAllStream: longestTransactionUnderReadLoad },
+      },
+    },
+    singleCancels: {
+      requests: settings.singles.requests,
+      coalescedMs,
+      oneUpdatePerJobMs,
+      speedup: ratio(oneUpdatePerJobMs, coalescedMs, 2),
+      runs: settings.singles.runs,
+      coalescedRunsMs: coalesced.map((run) => run.ms),
+      oneUpdatePerJobRunsMs: oneUpdatePerJob.map((run) => run.ms),
+      valid: {
+        coalesced: allValid(coalesced, settings.singles.runs),
+        oneUpdatePerJob: allValid(oneUpdatePerJob, settings.singles.runs),
+      },
+      workersAlone: {
+        coalescedMs: coalescedDrain?.ms ?? null,
+        oneUpdatePerJobMs: oneUpdatePerJobDrain?.ms ?? null,
+        speedup: ratio(oneUpdatePerJobDrain?.ms, coalescedDrain?.ms, 2),
+        valid: (coalescedDrain?.valid ?? false) && (oneUpdatePerJobDrain?.valid ?? false),
+      },
+      rawAcceptBound: rawAcceptBound(settings.singles.requests, measured.http, oneUpdatePerJobMs),
+      details: { coalesced, oneUpdatePerJob, coalescedDrain, oneUpdatePerJobDrain },
+    },
+    http: measured.http,
+    workerMemory: measured.memory,
+    redisMemory: measured.redisMemory,
+    fairTurns: measured.fairTurns,
+    readAllStream: measured.streams,
+    errors,
+  };
+}
+
+/** See SingleCancelResults.rawAcceptBound. */
+function rawAcceptBound(requests: number, http: HttpResults | null, oneUpdatePerJobMs: number | null) {
+  const rps = http?.pairs.cancel.baseline.rps ?? null;
+  const ms = rps ? Math.round((requests / rps) * 1_000) : null;
+  return { ms, speedup: ratio(oneUpdatePerJobMs, ms, 2) };
+}

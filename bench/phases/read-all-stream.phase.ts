@@ -1,0 +1,132 @@
+import { type FinishedJob, waitForJobs } from '../lib/job-waiter.js';
+import { MerchantClient } from '../lib/merchant-client.js';
+import { sleep } from '../lib/progress.js';
+import { ReadAllStreams, type StreamRecord, sentBetween, summarise } from '../lib/read-all-stream.js';
+import { BULK_CANCEL_BY_QUERY_PATH, playersOf, sampledBulkCancel } from './bulk-cancel.phase.js';
+import type { PhaseKit } from './phase-kit.js';
+import { phase, step, type TableEntry } from './runner.js';
+
+/**
+ * The readAll p99 during a bulkCancelByQuery. The stream costs CPU the timed runs must not lose, so it
+ * gets runs of its own. One cancel lasts too short for a p99 of its own (its answers' "p99" would be
+ * their slowest one, against the idle stream's 4th slowest of its `idleMs` window), so the cancel runs
+ * `cancelRuns` times (each on a fresh copy) and the answers during them are pooled, for a p99 over about
+ * as many answers as the idle one. The stream is sent by a process of its own, opened for all the runs.
+ */
+export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
+  const { context, measured, main, startApi, startWorker } = kit;
+  const { settings, progress, checks } = context;
+  const { connections, requestsPerSecond, warmupMs, idleMs, cancelRuns } = settings.readAllStream;
+  const bulkRewards = settings.bulk.players * settings.bulk.rewardsPerPlayer;
+  const { streams } = measured;
+  const duringRecords: StreamRecord[] = [];
+  let readAllClient: ReadAllStreams | null = null;
+  const openStreams = () => {
+    if (!readAllClient) throw new Error('the readAll stream process is not open');
+    return readAllClient;
+  };
+
+  const runs = Array.from({ length: cancelRuns }, (_, runIndex) => {
+    const label = `${runIndex + 1} of ${cancelRuns}`;
+    return phase(
+      'bulk',
+      `bulkCancelByQuery, ${bulkRewards} rewards, 1 worker, with a readAll stream (${label})`,
+      async (db) => {
+        const api = await startApi(`api-bulk-read-load-${runIndex + 1}`);
+        const worker = await startWorker(`worker-bulk-read-load-${runIndex + 1}`);
+        const client = new MerchantClient(api.baseUrl, main());
+        const players = await playersOf(db, main().id);
+        const stream = () =>
+          openStreams().start({ baseUrl: api.baseUrl, merchant: main(), connections, requestsPerSecond });
+        const warmup = await stream();
+        await Promise.all([sleep(warmupMs), warmUpBulkCancel(kit, client, players, label)]);
+        await warmup.stop();
+        if (runIndex === 0) {
+          progress.step(`readAll stream (${connections} in flight, ${requestsPerSecond}/s), idle`);
+          const idleStream = await stream();
+          await sleep(idleMs);
+          streams.idle = summarise([await idleStream.stop()]);
+        }
+
+        progress.step(`readAll stream during a bulkCancelByQuery of ${players.length} players, 1 worker (${label})`);
+        const duringStream = await stream();
+        let sampled: Awaited<ReturnType<typeof sampledBulkCancel>>;
+        let during: StreamRecord;
+        try {
+          sampled = await sampledBulkCancel(kit, db, worker, client, players, `1 worker, readAll stream (${label})`);
+        } finally {
+          during = await duringStream.stop();
+        }
+        // Only the requests sent while the cancel ran: the stream is opened before the bench counts the
+        // rewards to cancel and closed after it has checked them, queries over the same million rows.
+        during = sentBetween(during, sampled.run.ranFrom, sampled.run.ranTo);
+        duringRecords.push(during);
+        if (runIndex === 0 || !sampled.run.valid) measured.underReadLoad = sampled.run;
+        const longest = measured.longestTransactionUnderReadLoad;
+        if (!longest || (sampled.transactionSampling.longestMs ?? 0) > (longest.longestMs ?? 0)) {
+          measured.longestTransactionUnderReadLoad = sampled.transactionSampling;
+        }
+        const thisRun = summarise([during]);
+        progress.step(
+          `with readAll stream (${label}): ${sampled.run.serviceMs} ms; ${thisRun.requests} readAll answers, ` +
+            `p50 ${thisRun.p50Ms} ms, slowest ${thisRun.maxMs} ms; longest transaction ${sampled.transactionSampling.longestMs} ms`,
+        );
+      },
+    );
+  });
+
+  const open = step('bulk', async () => {
+    readAllClient = ReadAllStreams.open();
+  });
+  const closeAndPool = step('bulk', async () => {
+    await readAllClient?.close();
+    if (duringRecords.length === 0) return;
+    streams.during = summarise(duringRecords);
+    streams.duringRuns = duringRecords.length;
+    for (const [name, summary] of [
+      ['idle', streams.idle],
+      ['during', streams.during],
+    ] as const) {
+      if (!summary) continue;
+      checks.expect(
+        `readAll stream ${name}: no errors`,
+        summary.errors === 0,
+        `${summary.requests} requests, ${summary.errors} errors${summary.firstError ? `: ${summary.firstError}` : ''}`,
+      );
+    }
+    progress.step(
+      `readAll p99 ${streams.idle?.p99Ms} ms idle (${streams.idle?.requests} answers), ` +
+        `${streams.during.p99Ms} ms during ${duringRecords.length} cancels (${streams.during.requests} answers)`,
+    );
+  });
+  return [open, ...runs, closeAndPool];
+}
+
+/**
+ * The API and worker of each run are new processes: their first bulk cancel runs cold code (V8 has not
+ * yet optimised the validation of the player ids), which a production process met long ago. One cancel
+ * of as many players that have no rewards, while the stream warms up, takes both through the same route
+ * and job first; it changes no reward.
+ */
+async function warmUpBulkCancel(
+  { context }: PhaseKit,
+  client: MerchantClient,
+  players: readonly string[],
+  label: string,
+): Promise<void> {
+  const { settings, checks } = context;
+  const jobId = await client.enqueue(BULK_CANCEL_BY_QUERY_PATH, {
+    playerIds: players.map((player) => `${player}-warm-up`),
+  });
+  const finished = await waitForJobs(client, [jobId], {
+    pollIntervalMs: settings.pollIntervalMs,
+    timeoutMs: settings.runTimeoutMs,
+    label: 'warm-up bulk cancel',
+  });
+  const { status } = finished.get(jobId) as FinishedJob;
+  checks.expect(
+    `warm-up bulk cancel (${label}): completed, nothing cancelled`,
+    status.state === 'completed' && status.result?.cancelled === 0,
+    `${status.state}, ${status.result?.cancelled} cancelled`,
+  );
+}
