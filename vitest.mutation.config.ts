@@ -18,7 +18,7 @@ export default defineConfig({
       'test/integration/cancel.error.test.ts',
       'test/integration/bulk-cancel.happy.test.ts',
       'test/integration/bulk-cancel-by-query.happy.test.ts',
-      'test/integration/reward-cancellations.repository.test.ts',
+      'test/integration/reward-cancellations.repository.happy.test.ts',
     ],
     reporters: ['default'],
   },
