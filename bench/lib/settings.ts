@@ -123,7 +123,8 @@ export function parseBenchArgs(
     reads: { configurations: 50, gamesPerConfiguration: 5, betSlipItems: 10 },
     singles: { requests: 20_000 * scale, connections: 100, rewardsPerPlayer: 100, runs: quick ? 1 : 3 },
     http: { durationSeconds: quick ? 2 : 10, warmupSeconds: quick ? 0.5 : 1, connections: 50 },
-    // Light: 20 requests in flight at most, ~40 per second in all (readAll costs ~10 ms of server time).
+    // Light, so that the stream itself does not slow the cancel it watches: 20 requests in flight at
+    // most, 40 per second in all (a readAll cost ~10 ms of server time, measured 2026-11-20).
     // Idle for 10 s in a full run: ~400 samples, so that the idle p99 is not just the third-worst request.
     readAllStream: {
       connections: 20,

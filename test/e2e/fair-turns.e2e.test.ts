@@ -10,7 +10,7 @@ import { eventually } from '../helpers/worker.js';
  * Fair turns between merchants (README, "Tenants"): merchant A queues 50 bulkCancelByQuery jobs of
  * 2,000 players each; merchant B's 10-id bulkCancel, sent after them, completes within 5 s of its
  * request, on one worker with default settings. In one first-in-first-out line B would wait for all
- * of A's work (measured 24 s before turns existed); here it waits for the job running and at most one
+ * of A's work (24 s, measured 2026-11-22 before turns existed); here it waits for the job running and at most one
  * turn. A's jobs still all complete, each with its exact count.
  */
 

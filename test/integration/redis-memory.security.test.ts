@@ -12,8 +12,8 @@ import { startTestWorker, type TestWorker } from '../helpers/worker.js';
  * Redis memory stays bounded: a finished job keeps nothing that grows with its size. 200 bulkCancel
  * requests of 10,000 random 200-character external ids (2 MB each, all "not found", each split into
  * ten parts) go through a Redis of this file's own; once all have completed, `used_memory` is within
- * 20 MiB of what it was before them (it held about 845 MB when every parent kept its payload and
- * every part a copy, for a day).
+ * 20 MiB of what it was before them: far below what jobs keeping their payloads would hold (every
+ * parent its payload and every part a copy, for a day: about 845 MB, measured 2026-11-22).
  */
 
 const REQUESTS = 200;
