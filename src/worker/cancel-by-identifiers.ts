@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { CancelResult } from '../shared/queue/job-catalogue.js';
 import { cancelRewardsByIdentifiers } from '../shared/repositories/reward-cancellations.repository.js';
 import { chunk } from './chunk.js';
-import { abortRequested, yieldIfStopping } from './job-lifecycle.js';
+import { abortRequested, yieldIfStopping } from './stop-checks.js';
 import type { WorkerDeps } from './worker-context.js';
 
 export interface IdentifierWork {

@@ -6,7 +6,7 @@ import {
   countCancelledByJob,
   type QueryFilter,
 } from '../shared/repositories/reward-cancellations.repository.js';
-import { abortRequested, yieldIfStopping } from './job-lifecycle.js';
+import { abortRequested, yieldIfStopping } from './stop-checks.js';
 import type { WorkerDeps } from './worker-context.js';
 
 export interface QueryWork {

@@ -1,6 +1,6 @@
 import { type Job, WaitingChildrenError } from 'bullmq';
 import { type JobPayload, partJobId, queueNames } from '../shared/queue/job-catalogue.js';
-import { abortRequested } from './job-lifecycle.js';
+import { abortRequested } from './stop-checks.js';
 import type { WorkerDeps } from './worker-context.js';
 
 export type PartPayload = JobPayload<'bulkCancelPart'>;

@@ -19,3 +19,12 @@ export function classifyFailure(error: unknown): Error {
   }
   return error instanceof Error ? error : new Error(String(error));
 }
+
+/**
+ * How long a job (or a webhook delivery) put back because Postgres is away waits before it runs again:
+ * 1–2 s, spread so that the jobs put back together do not all return at once (the gate holds them while
+ * paused).
+ */
+export function outageDelayMs(): number {
+  return 1_000 + Math.floor(Math.random() * 1_000);
+}

@@ -18,17 +18,13 @@ import {
   recordWebhookEvent,
 } from '../shared/repositories/webhooks.repository.js';
 import { signWebhook } from '../shared/webhook-signature.js';
+import { outageDelayMs } from './job-failures.js';
 import { sendWebhook } from './webhook-sender.js';
 import type { WorkerDeps } from './worker-context.js';
 
 export interface WebhookDeliveryWorker {
   worker: Worker;
   close(): Promise<void>;
-}
-
-/** Postgres away: the delivery goes back to the queue for 1–2 s without using one of its attempts. */
-function outageDelayMs(): number {
-  return 1_000 + Math.floor(Math.random() * 1_000);
 }
 
 /**
@@ -84,6 +80,7 @@ async function deliver(deps: WorkerDeps, job: Job, token: string | undefined): P
     webhook = await findWebhook(deps.db, event.merchantId);
   } catch (error) {
     if (isTransientDatabaseError(error) && token) {
+      // Postgres away: the delivery goes back to the queue without using one of its attempts.
       await job.moveToDelayed(Date.now() + outageDelayMs(), token);
       throw new DelayedError('database unavailable: delivery put back without using an attempt');
     }

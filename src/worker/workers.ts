@@ -1,9 +1,9 @@
 import { DelayedError, type Job, type Processor, UnrecoverableError, Worker } from 'bullmq';
 import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/database-errors.js';
+import { afterCompletion, attemptFailed, finished, taken } from '../shared/jobs/job-outcome.js';
 import { type JobName, jobNames, queueNames } from '../shared/queue/job-catalogue.js';
 import { DatabaseGate } from './database-gate.js';
-import { classifyFailure } from './job-failures.js';
-import { abortRequested, finishedJobStatus, forgetIdentifiers, isMerchantJob, recordFailure } from './job-lifecycle.js';
+import { classifyFailure, outageDelayMs } from './job-failures.js';
 import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js';
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
@@ -28,11 +28,6 @@ export interface CancellationWorkers {
  */
 const MAX_STALLED_COUNT = 20;
 
-/** A job put back because Postgres is away runs again after 1–2 s (the gate holds it while paused). */
-function outageDelayMs(): number {
-  return 1_000 + Math.floor(Math.random() * 1_000);
-}
-
 /**
  * The BullMQ workers of one worker process: one on the single-cancel queue (high concurrency, its
  * jobs coalesced) and one on the bulk queue (low concurrency: each job is database-bound).
@@ -56,10 +51,12 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   const dispatch: Processor = async (job, token) => {
     const processor = processors[job.name as JobName];
     if (!processor) throw new UnrecoverableError(`unknown job kind "${job.name}"`);
-    const merchantId = (job.data as { merchantId?: string }).merchantId;
-    if (job.queueName === queueNames.bulk && merchantId) await deps.turns.started(merchantId, job.id as string);
+    await taken(deps, job);
     try {
-      return await processor(job, token);
+      const result = await processor(job, token);
+      // The job's end as its worker sees it, before BullMQ hears of it (job-outcome.ts).
+      await finished(deps, job, 'completed', result as Record<string, number>);
+      return result;
     } catch (error) {
       if (isTransientDatabaseError(error) && token) {
         // Postgres away (or a deadlock): the job goes back to the queue without using an attempt,
@@ -85,7 +82,8 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
     new Worker(queueNames.bulk, dispatch, { ...common, concurrency: deps.config.WORKER_BULK_CONCURRENCY }),
   ];
   gate.watch(workers);
-  for (const worker of workers) observe(deps, worker);
+  const endings = new JobEndings();
+  for (const worker of workers) observe(deps, worker, endings);
   deps.outbox.start();
   const webhookDelivery = startWebhookDeliveryWorker(deps);
 
@@ -98,59 +96,39 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
       await Promise.all(workers.map((worker) => worker.pause(true)));
       await coalescer.drain();
       await Promise.all([...workers.map((worker) => worker.close()), webhookDelivery.close()]);
+      await endings.settled();
       // Last: jobs that finished while draining still tell their merchants' webhooks.
       await deps.webhooks.close();
     },
   };
 }
 
-/** Tells the merchant's webhook that a job of theirs completed, or stopped after an abort. */
-async function notifyFinished(deps: WorkerDeps, job: Job, merchantId: string, result: unknown): Promise<void> {
-  const aborted =
-    job.queueName === queueNames.bulk && (await abortRequested(deps, job.id as string).catch(() => false));
-  if (job.queueName === queueNames.bulk) {
-    const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp)) / 1000;
-    deps.metrics.jobDuration.observe({ operation: job.name, outcome: aborted ? 'cancelled' : 'completed' }, seconds);
+/**
+ * The end steps that run on BullMQ's events (job-outcome.ts says why they cannot run before), kept
+ * until they settle, so that closing the workers waits for them.
+ */
+class JobEndings {
+  private readonly running = new Set<Promise<void>>();
+
+  track(step: Promise<void>): void {
+    this.running.add(step);
+    void step.finally(() => this.running.delete(step));
   }
-  await deps.webhooks.jobFinished({
-    merchantId,
-    type: aborted ? 'job.cancelled' : 'job.completed',
-    status: finishedJobStatus(job, aborted ? 'cancelled' : 'completed', result as Record<string, number>),
-  });
+
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
 }
 
-/** One log line, metrics, the merchant's bookkeeping and (on final failure) the audit row per job. */
-function observe(deps: WorkerDeps, worker: Worker): void {
-  worker.on('completed', (job, result) => {
-    const ms = (job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp);
-    // A merchant's bulk job is counted once it is known whether it ran to the end or was aborted.
-    if (job.queueName !== queueNames.bulk || !isMerchantJob(job)) {
-      deps.metrics.jobDuration.observe({ operation: job.name, outcome: 'completed' }, ms / 1000);
-    }
-    const data = job.data as { merchantId?: string; requestId?: string };
-    const log = isMerchantJob(job) ? deps.logger.info.bind(deps.logger) : deps.logger.debug.bind(deps.logger);
-    log(
-      {
-        jobId: job.id,
-        merchantId: data.merchantId,
-        requestId: data.requestId,
-        operation: job.name,
-        counts: result,
-        ms,
-      },
-      'job completed',
-    );
-    if (isMerchantJob(job) && data.merchantId) void notifyFinished(deps, job, data.merchantId, result);
-    // A batch of single cancels drops its requests (each one's outcome is in its own audit row).
-    if (job.name === 'cancelBatch') void forgetIdentifiers(job);
-    if (job.queueName !== queueNames.bulk) return;
-    if (data.merchantId) void deps.turns.finished(data.merchantId, job.id as string).catch(() => {});
-    void forgetIdentifiers(job);
-  });
+/** Hands BullMQ's events about a job's end to the job's owner (job-outcome.ts), and logs worker errors. */
+function observe(deps: WorkerDeps, worker: Worker, endings: JobEndings): void {
+  // BullMQ has marked the job completed: no place after that mark can be awaited by the worker.
+  worker.on('completed', (job, result) => endings.track(afterCompletion(deps, job, result)));
 
+  // Only BullMQ knows, inside Redis, whether a failed attempt was the last (attempts, backoff, an
+  // unrecoverable error, a job stalled too often): this event is where a worker learns it.
   worker.on('failed', (job, error) => {
-    if (!job) return;
-    void recordFailure(deps, job, error);
+    if (job) endings.track(attemptFailed(deps, job, error));
   });
 
   worker.on('error', (error) => {

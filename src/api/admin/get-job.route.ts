@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
-import { findJobStatus } from '../../shared/job-status.js';
 import { AdminJobStatusSchema } from '../../shared/job-status-schema.js';
 import type { App } from '../context.js';
+import { findJobStatus } from '../jobs/job-status.js';
 import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta } from './admin-schemas.js';
 

@@ -1,10 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
-import { findJobStatus, isFinished, publicJobStatus } from '../../shared/job-status.js';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
+import { withdraw, withdrawnAnnounced } from '../../shared/jobs/job-outcome.js';
+import { isFinished, toPublicStatus } from '../../shared/jobs/public-status.js';
 import { requestAbort } from '../../shared/queue/job-abort.js';
-import { recordJobsFinished } from '../../shared/repositories/cancellation-jobs.repository.js';
 import type { App } from '../context.js';
+import { findJobStatus } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -51,29 +52,13 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
 
     // The mark first: a worker that takes the job from now on stops before its first batch.
     await requestAbort(redis, config.QUEUE_PREFIX, jobId);
-    let withdrawn = false;
-    if (status.state === 'queued') {
-      // The audit row before the removal: once the job has left Redis, the row is its only record.
-      const now = new Date();
-      await recordJobsFinished(db, [
-        {
-          id: jobId,
-          merchantId,
-          operation: status.operation,
-          createdAt: new Date(status.createdAt),
-          startedAt: now,
-          finishedAt: now,
-          state: 'cancelled',
-          counts: {},
-        },
-      ]);
-      withdrawn = await producer.withdraw(status.operation, merchantId, jobId);
-    }
+    // A job that never reached a worker is finished here (job-outcome.ts), a running one by the worker that stops it.
+    const withdrawn =
+      status.state === 'queued' &&
+      (await withdraw(c.get('deps'), status, () => producer.withdraw(status.operation, merchantId, jobId)));
     c.set('jobId', jobId);
-    const after = publicJobStatus((await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId)) ?? status);
-    // A job that never reached a worker is finished here, so its webhook is told here (a running one is
-    // told by the worker that stops it).
-    if (withdrawn) await c.get('deps').webhooks.jobFinished({ merchantId, type: 'job.cancelled', status: after });
+    const after = toPublicStatus((await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId)) ?? status);
+    if (withdrawn) await withdrawnAnnounced(c.get('deps'), merchantId, after);
     return c.json(after, 200);
   });
 }

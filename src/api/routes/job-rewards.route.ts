@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
-import { findJobStatus } from '../../shared/job-status.js';
 import { listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
+import { findJobStatus } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 

@@ -1,8 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
-import { findJobStatus, publicJobStatus } from '../../shared/job-status.js';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
+import { toPublicStatus } from '../../shared/jobs/public-status.js';
 import type { App } from '../context.js';
+import { findJobStatus } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -34,6 +35,6 @@ export function registerJobStatus(app: App, auth: MerchantRouteMiddleware): void
     const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
     // Another merchant's job is as unknown as a job that never existed.
     if (!status || status.merchantId !== c.get('merchant').id) throw new AppError('NOT_FOUND', 'Job not found');
-    return c.json(publicJobStatus(status), 200);
+    return c.json(toPublicStatus(status), 200);
   });
 }

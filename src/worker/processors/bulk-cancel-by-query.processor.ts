@@ -1,9 +1,9 @@
 import type { Job } from 'bullmq';
+import { started } from '../../shared/jobs/job-outcome.js';
 import { bulkCancelByQueryJobSchema, type QueryCancelResult } from '../../shared/queue/job-catalogue.js';
 import { cancelByQuery } from '../cancel-by-query.js';
 import { chunk } from '../chunk.js';
 import { fanOut, type PartPayload, sumCounts } from '../fan-out.js';
-import { markBulkJobCompleted, markBulkJobStarted } from '../job-lifecycle.js';
 import type { WorkerDeps } from '../worker-context.js';
 
 /** bulkCancelByQuery: inline for few players, split by players above FANOUT_THRESHOLD. */
@@ -13,7 +13,7 @@ export function createBulkCancelByQueryProcessor(deps: WorkerDeps) {
     const jobId = job.id as string;
     // A resumed job (cursor saved) or a parent woken by its children was marked when it first started.
     if (payload.step === undefined && payload.cursor === undefined) {
-      await markBulkJobStarted(deps, job, payload.merchantId, payload.requestId);
+      await started(deps, job, payload.merchantId, payload.requestId);
     }
     const filter = {
       rewardConfigurationId: payload.rewardConfigurationId,
@@ -45,7 +45,6 @@ export function createBulkCancelByQueryProcessor(deps: WorkerDeps) {
         cursor: payload.cursor,
       });
     }
-    await markBulkJobCompleted(deps, job, payload.merchantId, { ...result }, payload.requestId);
     return result;
   };
 }

@@ -1,10 +1,10 @@
 import type { Job } from 'bullmq';
+import { started } from '../../shared/jobs/job-outcome.js';
 import { bulkCancelJobSchema, type CancelResult } from '../../shared/queue/job-catalogue.js';
 import { findExternalIdsNamedById } from '../../shared/repositories/reward-cancellations.repository.js';
 import { cancelByIdentifiers } from '../cancel-by-identifiers.js';
 import { chunk } from '../chunk.js';
 import { fanOut, type PartPayload, sumCounts } from '../fan-out.js';
-import { markBulkJobCompleted, markBulkJobStarted } from '../job-lifecycle.js';
 import type { WorkerDeps } from '../worker-context.js';
 
 const COUNT_KEYS = ['requested', 'cancelled', 'alreadyCancelled', 'notCancellable', 'notFound'] as const;
@@ -14,7 +14,7 @@ export function createBulkCancelProcessor(deps: WorkerDeps) {
   return async (job: Job, token?: string): Promise<CancelResult> => {
     const payload = bulkCancelJobSchema.parse(job.data);
     const jobId = job.id as string;
-    if (payload.step === undefined) await markBulkJobStarted(deps, job, payload.merchantId, payload.requestId);
+    if (payload.step === undefined) await started(deps, job, payload.merchantId, payload.requestId);
 
     const identifiers = payload.ids.length + payload.externalIds.length;
     let result: CancelResult;
@@ -52,7 +52,6 @@ export function createBulkCancelProcessor(deps: WorkerDeps) {
         excludeIds: payload.externalIds.length > 0 ? payload.ids : [],
       });
     }
-    await markBulkJobCompleted(deps, job, payload.merchantId, { ...result }, payload.requestId);
     return result;
   };
 }

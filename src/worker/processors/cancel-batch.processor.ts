@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
-import type { PublicJobStatus } from '../../shared/job-status-schema.js';
-import { type CancelResult, cancelBatchJobSchema } from '../../shared/queue/job-catalogue.js';
+import { type MemberEnd, membersFinished } from '../../shared/jobs/job-outcome.js';
+import { cancelBatchJobSchema } from '../../shared/queue/job-catalogue.js';
 import { type BatchMember, takeBatch, WITHDRAWN } from '../../shared/queue/single-cancel-batches.js';
 import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
 import type { Coalescer } from '../cancel-coalescer.js';
@@ -19,7 +19,7 @@ export interface CancelBatchResult {
 /**
  * Runs a batch of single cancels (single-cancel-batches.ts). Each request is a job of the merchant's
  * own: it is applied through the coalescer like any single cancel (its audit row committed with its
- * reward), then logged, counted and announced to the merchant's webhook on its own.
+ * reward), then ends on its own (job-outcome.ts: logged, counted and announced to the merchant's webhook).
  *
  * Before anything is applied, the requests the merchant aborted are set aside: one the API withdrew
  * while the batch waited is skipped silently (the API recorded and announced it); one aborted after the
@@ -30,7 +30,6 @@ export interface CancelBatchResult {
  * id), so every count stays exact. A request the database refuses on its own fails alone, at once.
  */
 export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalescer<SingleCancel, RewardOutcome>) {
-  const { logger, metrics, webhooks, outbox } = deps;
   const prefix = deps.config.QUEUE_PREFIX;
 
   return async (job: Job): Promise<CancelBatchResult> => {
@@ -69,87 +68,24 @@ export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalesce
     );
     if (outage) throw outage.reason;
 
-    const finishedAt = Date.now();
-    const statusOf = (
-      request: BatchMember,
-      state: PublicJobStatus['state'],
-      result: CancelResult | null,
-    ): PublicJobStatus => ({
-      jobId: request.jobId,
-      operation: 'cancel' as const,
-      state,
-      createdAt: createdAt.getTime(),
-      startedAt: startedAt.getTime(),
-      finishedAt,
-      progress: state === 'failed' ? 0 : 100,
-      result: result ? { ...result } : null,
-      error: state === 'failed' ? 'request could not be applied' : null,
-    });
-    const seconds = (finishedAt - startedAt.getTime()) / 1000;
     const result: CancelBatchResult = { requests: requests.length, completed: 0, cancelled: 0, failed: 0 };
-    const failures: Array<{ request: BatchMember; error: Error }> = [];
+    const ends: MemberEnd[] = [];
     settled.forEach((outcome, index) => {
-      const request = toApply[index] as BatchMember;
-      if (outcome.status === 'rejected') {
-        const error = outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason));
-        failures.push({ request, error });
+      const member = toApply[index] as BatchMember;
+      if (outcome.status === 'fulfilled') {
+        result.completed += 1;
+        ends.push({ member, state: 'completed', counts: toResult(outcome.value) });
         return;
       }
-      const counts = toResult(outcome.value);
-      result.completed += 1;
-      metrics.jobDuration.observe({ operation: 'cancel', outcome: 'completed' }, seconds);
-      logger.info(
-        {
-          jobId: request.jobId,
-          merchantId,
-          requestId: request.requestId,
-          operation: 'cancel',
-          counts,
-          ms: seconds * 1000,
-        },
-        'job completed',
-      );
-      void webhooks.jobFinished({ merchantId, type: 'job.completed', status: statusOf(request, 'completed', counts) });
-    });
-
-    const ended = [
-      ...failures.map(({ request, error }) => ({ request, state: 'failed' as const, error: error.message })),
-      ...aborted.map((request) => ({ request, state: 'cancelled' as const, error: undefined })),
-    ];
-    if (ended.length > 0) {
-      await outbox.record(
-        ended.map(({ request, state, error }) => ({
-          id: request.jobId,
-          merchantId,
-          operation: 'cancel',
-          requestId: request.requestId,
-          createdAt,
-          startedAt,
-          finishedAt: new Date(finishedAt),
-          state,
-          counts: {},
-          error,
-        })),
-      );
-    }
-    for (const { request, error } of failures) {
       result.failed += 1;
-      metrics.jobDuration.observe({ operation: 'cancel', outcome: 'failed' }, seconds);
-      logger.error(
-        { jobId: request.jobId, merchantId, requestId: request.requestId, operation: 'cancel', err: error },
-        'job failed',
-      );
-      void webhooks.jobFinished({ merchantId, type: 'job.failed', status: statusOf(request, 'failed', null) });
-    }
-    for (const request of aborted) {
+      const error = outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason));
+      ends.push({ member, state: 'failed', error });
+    });
+    for (const member of aborted) {
       result.cancelled += 1;
-      metrics.jobDuration.observe({ operation: 'cancel', outcome: 'cancelled' }, seconds);
-      logger.info(
-        { jobId: request.jobId, merchantId, requestId: request.requestId, operation: 'cancel' },
-        'job aborted',
-      );
-      void webhooks.jobFinished({ merchantId, type: 'job.cancelled', status: statusOf(request, 'cancelled', null) });
+      ends.push({ member, state: 'cancelled' });
     }
+    await membersFinished(deps, { merchantId, createdAt, startedAt, finishedAt: Date.now() }, ends);
     return result;
   };
 }

@@ -1,12 +1,13 @@
-import type { Db } from './db/client.js';
-import type { CancellationJobRow } from './db/schema.js';
-import { AppError } from './errors.js';
-import type { JobStateName, JobStatus, PublicJobStatus } from './job-status-schema.js';
-import { abortKey } from './queue/job-abort.js';
-import { operations, queueNames } from './queue/job-catalogue.js';
-import type { RedisConnection } from './queue/redis.js';
-import { batchIdOf } from './queue/single-cancel-batches.js';
-import { findJobRecord } from './repositories/cancellation-jobs.repository.js';
+import type { Db } from '../../shared/db/client.js';
+import type { CancellationJobRow } from '../../shared/db/schema.js';
+import { AppError } from '../../shared/errors.js';
+import type { JobStateName, JobStatus } from '../../shared/job-status-schema.js';
+import { isFinished } from '../../shared/jobs/public-status.js';
+import { abortKey } from '../../shared/queue/job-abort.js';
+import { operations, queueNames } from '../../shared/queue/job-catalogue.js';
+import type { RedisConnection } from '../../shared/queue/redis.js';
+import { batchIdOf } from '../../shared/queue/single-cancel-batches.js';
+import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -142,10 +143,6 @@ function statusFromHash(jobId: string, raw: RawJob): JobStatus | null {
   };
 }
 
-export function isFinished(state: JobStateName): boolean {
-  return state === 'completed' || state === 'failed' || state === 'cancelled';
-}
-
 function parseResult(returnvalue: string | null): Record<string, number> | null {
   if (!returnvalue) return null;
   try {
@@ -182,15 +179,4 @@ function statusFromRow(row: CancellationJobRow): JobStatus {
       : null,
     error: row.error,
   };
-}
-
-/**
- * What a merchant sees: no merchant id (the signature implies it) and no error text of ours — a driver
- * message can name hosts, addresses or SQL. The full text stays in the logs and the admin view.
- */
-export function publicJobStatus({ merchantId: _merchantId, error, ...status }: JobStatus): PublicJobStatus {
-  let generic: string | null = null;
-  if (status.state === 'failed') generic = 'request could not be applied';
-  else if (error) generic = 'an attempt failed, will retry';
-  return { ...status, error: generic };
 }
