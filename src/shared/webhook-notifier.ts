@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { BoundedCache } from './bounded-cache.js';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
+import { withDeadline } from './deadline.js';
 import type { PublicJobStatus } from './job-status-schema.js';
 import type { Logger } from './logger.js';
 import type { RedisConnection } from './queue/redis.js';
@@ -101,11 +102,7 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
         const added = queue.add('webhookDelivery', data, { jobId: eventId });
         // The worker's connection waits for Redis to come back rather than fail; the caller is not held
         // that long (the event is still queued once Redis answers).
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<'late'>((resolve) => {
-          timer = setTimeout(() => resolve('late'), ADD_WAIT_MS);
-        });
-        const outcome = await Promise.race([added, late]).finally(() => clearTimeout(timer));
+        const outcome = await withDeadline(added, ADD_WAIT_MS, () => 'late' as const);
         if (outcome === 'late') {
           deps.logger.warn({ merchantId, jobId: status.jobId, type }, 'webhook event not queued yet: Redis is slow');
           added.catch((error: unknown) =>
