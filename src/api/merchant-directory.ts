@@ -3,7 +3,7 @@ import type { Db } from '../shared/db/client.js';
 import type { Merchant, MerchantStatus, SignatureVersion } from '../shared/db/schema.js';
 import { buildIpMatcher } from '../shared/ip-ranges.js';
 import { LoadingCache } from '../shared/loading-cache.js';
-import { findMerchantById } from '../shared/repositories/merchants.repository.js';
+import { findMerchantById } from './repositories/merchants.repository.js';
 
 export interface AuthenticatedMerchant {
   id: string;

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
-import { previewCancelOfPlayers } from '../../shared/repositories/cancellation-preview.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
+import { previewCancelOfPlayers } from '../repositories/cancellation-preview.repository.js';
 import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 

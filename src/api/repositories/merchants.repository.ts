@@ -1,5 +1,5 @@
-import type { Executor } from '../db/client.js';
-import type { Merchant, MerchantStatus, SignatureVersion } from '../db/schema.js';
+import type { Executor } from '../../shared/db/client.js';
+import type { Merchant, MerchantStatus, SignatureVersion } from '../../shared/db/schema.js';
 
 export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
   return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();

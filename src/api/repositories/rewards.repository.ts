@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Executor } from '../db/client.js';
-import type { Reward, RewardStatus } from '../db/schema.js';
+import type { Executor } from '../../shared/db/client.js';
+import type { Reward, RewardStatus } from '../../shared/db/schema.js';
 
 export interface NewRewardInput {
   playerId: string;
