@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
+import { requireJsonContentType } from '../http/json-content-type.js';
 import { nodeRequest } from '../node-http.js';
-import { requireJsonContentType } from './json-content-type.js';
 
 /**
  * Reads every request body once, as bytes, with the size limit, before any route sees it; first, the
