@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
+import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import { AppError } from '../shared/errors.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
 
@@ -148,19 +149,13 @@ export async function claimIdempotencyKey(
 }
 
 async function withinDeadline<T>(store: IdempotencyStore, work: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${store.timeoutMs} ms`)), store.timeoutMs);
-  });
   try {
-    return await Promise.race([work(), deadline]);
+    return await withDeadline(work(), store.timeoutMs, () => noAnswerWithin(store.timeoutMs));
   } catch (error) {
     throw new AppError('SERVICE_UNAVAILABLE', undefined, {
       retryAfterSeconds: 1,
       logDetail: 'redis (idempotency key)',
       cause: error,
     });
-  } finally {
-    clearTimeout(timer);
   }
 }

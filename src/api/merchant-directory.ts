@@ -1,9 +1,9 @@
-import { BoundedCache } from '../shared/bounded-cache.js';
 import { isDatabaseUnavailable } from '../shared/database-errors.js';
 import type { Db } from '../shared/db/client.js';
 import type { Merchant, MerchantStatus, SignatureVersion } from '../shared/db/schema.js';
 import { buildIpMatcher } from '../shared/ip-ranges.js';
-import { findMerchantById } from '../shared/repositories/merchants.repository.js';
+import { LoadingCache } from '../shared/loading-cache.js';
+import { findMerchantById } from './repositories/merchants.repository.js';
 
 export interface AuthenticatedMerchant {
   id: string;
@@ -32,8 +32,6 @@ export interface MerchantDirectoryOptions {
 interface CachedMerchant {
   merchant: AuthenticatedMerchant;
   bytes: number;
-  /** When the record was read (epoch ms). */
-  loadedAt: number;
 }
 
 /** An id that names no merchant costs its key and the bookkeeping around it. */
@@ -58,91 +56,41 @@ const RECORD_OVERHEAD_BYTES = 512;
  * never used longer than the TTL after it was read.
  */
 export class MerchantDirectory {
-  private readonly known: BoundedCache<CachedMerchant>;
-  private readonly unknown: BoundedCache<true>;
-  /** Lookups under way, one per id. */
-  private readonly loading = new Map<string, Promise<AuthenticatedMerchant | null>>();
-  /** Bumped by every `forget`: a lookup that began before it may hold the old record, so it is not kept. */
-  private generation = 0;
-  private readonly ttlMs: number;
+  private readonly records: LoadingCache<CachedMerchant | null>;
 
   constructor(
     private readonly db: Db,
     options: MerchantDirectoryOptions,
   ) {
-    this.ttlMs = options.ttlMs;
-    this.known = new BoundedCache({
+    const unknownEntries = Math.max(1, Math.min(1_000, Math.floor(options.maxEntries / 10)));
+    this.records = new LoadingCache<CachedMerchant | null>({
       ttlMs: options.ttlMs,
       maxEntries: options.maxEntries,
       maxBytes: options.maxBytes,
-      sizeOf: (cached) => cached.bytes,
-      keepExpired: true,
-    });
-    const unknownEntries = Math.max(1, Math.min(1_000, Math.floor(options.maxEntries / 10)));
-    this.unknown = new BoundedCache({
-      ttlMs: options.ttlMs,
-      maxEntries: unknownEntries,
-      maxBytes: unknownEntries * UNKNOWN_ID_BYTES,
-      sizeOf: () => UNKNOWN_ID_BYTES,
+      sizeOf: (cached) => cached?.bytes ?? UNKNOWN_ID_BYTES,
+      refreshAfterMs: options.ttlMs / 2,
+      // Postgres away: a merchant this process has seen keeps its last known record, so its cancels
+      // (which need only Redis) are still accepted during the outage. A change made meanwhile (a
+      // disabled merchant, a rotated secret) applies once Postgres answers again.
+      serveStaleOn: isDatabaseUnavailable,
+      absent: { maxEntries: unknownEntries, bytes: UNKNOWN_ID_BYTES },
     });
   }
 
   async find(merchantId: string): Promise<AuthenticatedMerchant | null> {
     const key = merchantId.toLowerCase();
-    const cached = this.known.get(key);
-    if (cached) {
-      if (Date.now() - cached.loadedAt >= this.ttlMs / 2 && !this.loading.has(key)) {
-        // A failed reload leaves the record to expire; the next miss then meets the error.
-        this.load(key).catch(() => {});
-      }
-      return cached.merchant;
-    }
-    if (this.unknown.get(key)) return null;
-    return this.loading.get(key) ?? this.load(key);
+    const cached = await this.records.get(key, () => this.read(key));
+    return cached?.merchant ?? null;
   }
 
-  private load(key: string): Promise<AuthenticatedMerchant | null> {
-    const loaded = this.read(key).finally(() => {
-      if (this.loading.get(key) === loaded) this.loading.delete(key);
-    });
-    this.loading.set(key, loaded);
-    return loaded;
-  }
-
-  private async read(key: string): Promise<AuthenticatedMerchant | null> {
-    const loadedAt = Date.now();
-    const generation = this.generation;
-    let row: Merchant | undefined;
-    try {
-      row = await findMerchantById(this.db, key);
-    } catch (error) {
-      // Postgres away: a merchant this process has seen keeps its last known record, so its cancels
-      // (which need only Redis) are still accepted during the outage. A change made meanwhile (a
-      // disabled merchant, a rotated secret) applies once Postgres answers again.
-      const lastKnown = isDatabaseUnavailable(error) ? this.known.getStale(key) : undefined;
-      if (lastKnown) return lastKnown.merchant;
-      throw error;
-    }
-    const current = this.generation === generation;
-    if (!row) {
-      if (current) {
-        this.known.delete(key);
-        this.unknown.set(key, true, loadedAt);
-      }
-      return null;
-    }
-    const merchant = toAuthenticatedMerchant(row);
-    if (current) this.known.set(key, { merchant, bytes: recordBytes(row), loadedAt }, loadedAt);
-    return merchant;
+  private async read(key: string): Promise<CachedMerchant | null> {
+    const row = await findMerchantById(this.db, key);
+    return row ? { merchant: toAuthenticatedMerchant(row), bytes: recordBytes(row) } : null;
   }
 
   /** Called by the admin API after it changes a merchant, so this process sees the change at once. */
   forget(merchantId: string): void {
-    const key = merchantId.toLowerCase();
-    this.known.delete(key);
-    this.unknown.delete(key);
-    this.generation += 1;
-    this.loading.delete(key);
+    this.records.forget(merchantId.toLowerCase());
   }
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import type { Logger } from '../shared/logger.js';
 
 /** Length of a counting window. */
@@ -59,19 +60,15 @@ export class RateLimiter {
   /** Counts one request of the merchant against `limit` requests per second. */
   async take(merchantId: string, limit: number): Promise<RateLimitDecision> {
     const key = `${this.keyPrefix}:rate:${merchantId.toLowerCase()}`;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-      });
-      const [count, ttlMs] = await Promise.race([this.runScript(key), deadline]);
+      const [count, ttlMs] = await withDeadline(this.runScript(key), this.timeoutMs, () =>
+        noAnswerWithin(this.timeoutMs),
+      );
       const resetSeconds = Math.max(1, Math.ceil(ttlMs / 1_000));
       return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetSeconds };
     } catch (error) {
       this.warnUncounted(error);
       return { allowed: true, limit, remaining: limit, resetSeconds: 1 };
-    } finally {
-      clearTimeout(timer);
     }
   }
 

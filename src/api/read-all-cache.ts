@@ -1,4 +1,4 @@
-import { BoundedCache } from '../shared/bounded-cache.js';
+import { LoadingCache } from '../shared/loading-cache.js';
 
 /**
  * readAll answers, kept for a short time per merchant and filter set.
@@ -32,24 +32,16 @@ export interface ReadAllCacheOptions {
   maxBytes: number;
 }
 
-interface StoredReadAll extends CachedReadAll {
-  merchantId: string;
-  /** When the answer was read (epoch ms). */
-  loadedAt: number;
-}
-
 export class ReadAllCache {
-  private readonly answers: BoundedCache<StoredReadAll>;
-  private readonly inFlight = new Map<string, { value: Promise<CachedReadAll>; merchantId: string }>();
-  /** Bumped by every write: a load that started before it may hold the old answer, so it is not kept. */
-  private generation = 0;
+  private readonly answers: LoadingCache<CachedReadAll>;
 
   constructor(private readonly options: ReadAllCacheOptions) {
-    this.answers = new BoundedCache({
+    this.answers = new LoadingCache({
       ...options,
       // V8 keeps an ASCII string at one byte a character (Postgres escapes nothing into wider ones
       // unless names hold them); the key is counted too, as callers choose its filters.
       sizeOf: (answer, key) => answer.body.length + key.length,
+      refreshAfterMs: options.ttlMs / 2,
     });
   }
 
@@ -58,46 +50,24 @@ export class ReadAllCache {
    * answer, and it should be equal whenever they do.
    */
   async get(merchantId: string, key: string, load: () => Promise<CachedReadAll>): Promise<CachedReadAll> {
+    // Switched off: every request reads, none shares another's read.
     if (this.options.ttlMs <= 0) return load();
-    const id = merchantId.toLowerCase();
-    const fullKey = `${id}\u0000${key}`;
-    const cached = this.answers.get(fullKey);
-    if (cached) {
-      if (Date.now() - cached.loadedAt >= this.options.ttlMs / 2 && !this.inFlight.has(fullKey)) {
-        // A failed reload leaves the answer to expire; the next miss then reports the error.
-        this.load(id, fullKey, load).catch(() => {});
-      }
-      return cached;
-    }
-    const pending = this.inFlight.get(fullKey);
-    if (pending) return pending.value;
-    return this.load(id, fullKey, load);
-  }
-
-  private async load(id: string, fullKey: string, load: () => Promise<CachedReadAll>): Promise<CachedReadAll> {
-    const generation = this.generation;
-    const loadedAt = Date.now();
-    const value = load();
-    this.inFlight.set(fullKey, { value, merchantId: id });
-    try {
-      const answer = await value;
-      if (this.generation === generation) this.answers.set(fullKey, { ...answer, merchantId: id, loadedAt }, loadedAt);
-      return answer;
-    } finally {
-      // A failed load is not remembered: the next request tries again.
-      if (this.inFlight.get(fullKey)?.value === value) this.inFlight.delete(fullKey);
-    }
+    return this.answers.get(`${merchantPrefix(merchantId)}${key}`, load);
   }
 
   /** Called after a configuration of this merchant is written. */
   forgetMerchant(merchantId: string): void {
-    const id = merchantId.toLowerCase();
-    this.generation += 1;
-    this.answers.deleteWhere((_, answer) => answer.merchantId === id);
-    for (const [key, pending] of this.inFlight) {
-      if (pending.merchantId === id) this.inFlight.delete(key);
-    }
+    const prefix = merchantPrefix(merchantId);
+    this.answers.forgetWhere((key) => key.startsWith(prefix));
   }
+}
+
+/**
+ * Where a merchant's keys begin. A merchant id names a Postgres row, and Postgres text cannot hold
+ * NUL, so no id followed by NUL is the beginning of another merchant's key.
+ */
+function merchantPrefix(merchantId: string): string {
+  return `${merchantId.toLowerCase()}\u0000`;
 }
 
 /** The readAll filters that change its answer, as the query reads them. */

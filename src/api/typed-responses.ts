@@ -24,6 +24,18 @@ export function emptyOk(c: Context): EmptyOk {
 }
 
 /**
+ * The empty 200 of a route whose 200 may also be JSON (the bulk cancels: empty when queued, a dry
+ * run's counts otherwise). OpenAPI gives one status one shape, so the empty answer is typed as the
+ * JSON one; `schema` names that shape, as for `rawJson`.
+ */
+export function emptyOkAs<Schema extends z.ZodType>(
+  _schema: Schema,
+  response: EmptyOk,
+): Response & TypedResponse<JSONParsed<z.output<Schema>>, 200, 'json'> {
+  return response as unknown as Response & TypedResponse<JSONParsed<z.output<Schema>>, 200, 'json'>;
+}
+
+/**
  * JSON text that Postgres (or another trusted writer) already serialised, sent as is: re-parsing it
  * only to serialise it again would cost time and the exact decimal text of amounts. `schema` is
  * not run (that is the point); it names the shape the text has, which the route then checks

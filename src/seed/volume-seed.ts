@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
-import { betSlipJson } from '../shared/bet-slip-json.js';
+import { type BetSlipItemInput, betSlipJson } from '../shared/bet-slip-json.js';
 import type { Db } from '../shared/db/client.js';
 import type { Database } from '../shared/db/schema.js';
 import type { Logger } from '../shared/logger.js';
-import type { BetSlipItemInput } from '../shared/repositories/sessions.repository.js';
 import { digestSessionToken, generateSessionToken } from '../shared/session-token.js';
 import type { VolumeSeedOptions } from './seed-options.js';
 import type { SeededMerchant, SeedReport, SeedTotals } from './seed-report.js';

@@ -1,4 +1,21 @@
-import type { BetSlipItemInput } from './repositories/sessions.repository.js';
+/** One bet slip item of a session, as the admin API takes it and the seeds write it. */
+export interface BetSlipItemInput {
+  sportId: string;
+  sportName: string;
+  betSlipId: string | null;
+  matchName: string;
+  matchId: string;
+  competitionId: string;
+  competitionName: string;
+  marketId: string;
+  marketName: string;
+  marketOptionId: string;
+  marketOptionName: string;
+  odd: number;
+  margin: number | null;
+  homeTeam: string;
+  awayTeam: string;
+}
 
 /**
  * A session's bet slip items as the JSON array /betSlip answers (docs/interface.md): fields in the

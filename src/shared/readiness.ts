@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db/client.js';
+import { noAnswerWithin, withDeadline } from './deadline.js';
 import type { Metrics } from './metrics.js';
 import type { RedisConnection } from './queue/redis.js';
 
@@ -8,15 +9,8 @@ export interface Readiness {
   checks: { postgres: 'ok' | 'unavailable'; redis: 'ok' | 'unavailable' };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
+/** How long each check waits for its answer. */
+const CHECK_TIMEOUT_MS = 1_000;
 
 /**
  * Both processes are ready only while Postgres and Redis answer, each within a second. The Redis
@@ -32,8 +26,8 @@ export async function checkReadiness(
   metrics?: Metrics,
 ): Promise<Readiness> {
   const [postgres, redisCheck] = await Promise.allSettled([
-    withTimeout(sql`SELECT 1`.execute(db), 1_000),
-    withTimeout(redis.exists(`${queuePrefix}:readiness`), 1_000),
+    withDeadline(sql`SELECT 1`.execute(db), CHECK_TIMEOUT_MS, () => noAnswerWithin(CHECK_TIMEOUT_MS)),
+    withDeadline(redis.exists(`${queuePrefix}:readiness`), CHECK_TIMEOUT_MS, () => noAnswerWithin(CHECK_TIMEOUT_MS)),
   ]);
   const checks = {
     postgres: postgres.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),

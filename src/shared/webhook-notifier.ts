@@ -1,8 +1,9 @@
 import { Queue } from 'bullmq';
-import { BoundedCache } from './bounded-cache.js';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
+import { withDeadline } from './deadline.js';
 import type { PublicJobStatus } from './job-status-schema.js';
+import { LoadingCache } from './loading-cache.js';
 import type { Logger } from './logger.js';
 import type { RedisConnection } from './queue/redis.js';
 import {
@@ -51,13 +52,12 @@ const ADD_WAIT_MS = 2_000;
  * cached for MERCHANT_CACHE_TTL_MS, and concurrent lookups for one merchant share one query.
  */
 export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
-  const subscriptions = new BoundedCache<Subscription>({
+  const subscriptions = new LoadingCache<Subscription>({
     ttlMs: deps.config.MERCHANT_CACHE_TTL_MS,
     maxEntries: 10_000,
     maxBytes: 4 * 1024 * 1024,
     sizeOf: (events, key) => key.length + 64 + (events?.length ?? 0) * 32,
   });
-  const inFlight = new Map<string, Promise<Subscription>>();
   let queue: Queue | undefined;
 
   function createQueue(): Queue {
@@ -71,21 +71,11 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
     return created;
   }
 
-  async function subscription(merchantId: string): Promise<Subscription> {
-    const cached = subscriptions.get(merchantId);
-    if (cached !== undefined) return cached;
-    let pending = inFlight.get(merchantId);
-    if (!pending) {
-      pending = findWebhook(deps.db, merchantId)
-        .then((webhook) => {
-          const events = webhook ? webhook.events : null;
-          subscriptions.set(merchantId, events);
-          return events;
-        })
-        .finally(() => inFlight.delete(merchantId));
-      inFlight.set(merchantId, pending);
-    }
-    return pending;
+  function subscription(merchantId: string): Promise<Subscription> {
+    return subscriptions.get(merchantId, async () => {
+      const webhook = await findWebhook(deps.db, merchantId);
+      return webhook ? webhook.events : null;
+    });
   }
 
   return {
@@ -101,11 +91,7 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
         const added = queue.add('webhookDelivery', data, { jobId: eventId });
         // The worker's connection waits for Redis to come back rather than fail; the caller is not held
         // that long (the event is still queued once Redis answers).
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<'late'>((resolve) => {
-          timer = setTimeout(() => resolve('late'), ADD_WAIT_MS);
-        });
-        const outcome = await Promise.race([added, late]).finally(() => clearTimeout(timer));
+        const outcome = await withDeadline(added, ADD_WAIT_MS, () => 'late' as const);
         if (outcome === 'late') {
           deps.logger.warn({ merchantId, jobId: status.jobId, type }, 'webhook event not queued yet: Redis is slow');
           added.catch((error: unknown) =>

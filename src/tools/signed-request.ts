@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
+import { SIGNATURE_HEADER, signatureHeaderValue, signMessage } from '../api/auth/signature.js';
 import { DEMO_MERCHANT } from '../seed/demo-data.js';
-import { SIGNATURE_HEADER, signatureHeaderValue, signMessage } from '../shared/signature.js';
 
 /** What `npm run sign` prints: the signed fields first, then the caller's extra fields. */
 export type SignedFields = { merchantId: string; timestamp: number; hash: string } & Record<string, unknown>;

@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import { sql } from 'kysely';
 import type { Db } from '../shared/db/client.js';
+import { withDeadline } from '../shared/deadline.js';
 import type { Logger } from '../shared/logger.js';
 
 /** How often a paused worker asks whether Postgres answers again: resumes within about this long. */
@@ -58,10 +59,9 @@ export class DatabaseGate {
 
   private async probe(): Promise<void> {
     try {
-      await Promise.race([
-        sql`SELECT 1`.execute(this.db),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('probe timed out')), PROBE_TIMEOUT_MS)),
-      ]);
+      await withDeadline(sql`SELECT 1`.execute(this.db), PROBE_TIMEOUT_MS, () => {
+        throw new Error('probe timed out');
+      });
     } catch {
       return;
     }

@@ -1,4 +1,4 @@
-import { signatureHeaderValue } from '../../src/shared/signature.js';
+import { signatureHeaderValue } from '../../src/api/auth/signature.js';
 import { buildSignedFields } from '../../src/tools/signed-request.js';
 
 export interface MerchantCredentials {

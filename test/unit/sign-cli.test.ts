@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { parseSignatureHeader, verifyBodyBound, verifySignature } from '../../src/api/auth/signature.js';
 import { DEMO_MERCHANT } from '../../src/seed/demo-data.js';
-import { parseSignatureHeader, verifyBodyBound, verifySignature } from '../../src/shared/signature.js';
 import {
   buildSignedFields,
   parseSignArgs,

@@ -7,7 +7,7 @@ import {
   signMessage,
   verifyBodyBound,
   verifySignature,
-} from '../../src/shared/signature.js';
+} from '../../src/api/auth/signature.js';
 
 // docs/interface.md publishes a test vector for integrators; it must be what our code computes.
 const interfaceDoc = readFileSync(fileURLToPath(new URL('../../docs/interface.md', import.meta.url)), 'utf8');
@@ -24,7 +24,7 @@ describe('the signature test vector of docs/interface.md', () => {
   const timestamp = vectorValue('timestamp');
   const hash = vectorValue('hash');
 
-  it('is the hash src/shared/signature.ts computes, over the message the table shows', () => {
+  it('is the hash src/api/auth/signature.ts computes, over the message the table shows', () => {
     expect(vectorValue('signed message')).toBe(`${merchantId}${timestamp}`);
     expect(signMessage(merchantId, Number(timestamp), secretKey)).toBe(hash);
     expect(verifySignature(merchantId, timestamp, hash, secretKey)).toBe(true);
@@ -47,7 +47,7 @@ describe('the version 2 test vector of docs/interface.md', () => {
   const body = vectorValue('raw body');
   const header = vectorValue('X-Signature');
 
-  it('is the header src/shared/signature.ts computes with the secret of the first table', () => {
+  it('is the header src/api/auth/signature.ts computes with the secret of the first table', () => {
     const secretKey = vectorValue('secret key');
     expect(signatureHeaderValue(secretKey, Number(t), { method, pathWithQuery, body })).toBe(header);
     const parsed = parseSignatureHeader(header);

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseSignatureHeader, signatureHeaderValue, verifyBodyBound } from '../../src/shared/signature.js';
+import { parseSignatureHeader, signatureHeaderValue, verifyBodyBound } from '../../src/api/auth/signature.js';
 
 const secret = 'merchant-secret-key';
 const t = 1_763_679_600_000;
@@ -10,7 +10,7 @@ const request = {
   body: '{"merchantId":"m","ids":["a"]}',
 };
 
-/** The rule written out independently of src/shared/signature.ts. */
+/** The rule written out independently of src/api/auth/signature.ts. */
 function reference(message: string | Buffer, key = secret): string {
   return createHmac('sha256', key).update(message).digest('hex');
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isWellFormedHash, signMessage, verifySignature } from '../../src/shared/signature.js';
+import { isWellFormedHash, signMessage, verifySignature } from '../../src/api/auth/signature.js';
 
 const merchantId = '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b';
 const timestamp = 1763679600000;

@@ -4,8 +4,8 @@ import type { Db } from '../../shared/db/client.js';
 import type { Merchant } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { isIpOrCidr } from '../../shared/ip-ranges.js';
-import { findMerchantById } from '../../shared/repositories/merchants.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
+import { findMerchantById } from '../repositories/merchants.repository.js';
 
 /** What every admin route declares in the OpenAPI document. */
 export const adminRouteMeta = {

@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { merchantStatuses } from '../../shared/db/schema.js';
-import { insertMerchant } from '../../shared/repositories/merchants.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
+import { insertMerchant } from '../repositories/merchants.repository.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
 import { adminRouteMeta, allowedIpsSchema, generateSecretKey } from './admin-schemas.js';
 

@@ -2,12 +2,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { isUniqueViolation } from '../../shared/database-errors.js';
 import { configurationStatuses, rewardTypes } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
+import type { App } from '../context.js';
 import {
   CONFIGURATION_EXTERNAL_ID_KEY,
   insertRewardConfiguration,
   selectConfigurationJson,
-} from '../../shared/repositories/reward-configurations.repository.js';
-import type { App } from '../context.js';
+} from '../repositories/reward-configurations.repository.js';
 import { adminErrorResponses, identifier, jsonBody, RewardConfigurationSchema } from '../schemas.js';
 import { rawJson } from '../typed-responses.js';
 import {

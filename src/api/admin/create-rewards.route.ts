@@ -2,14 +2,14 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { isUniqueViolation } from '../../shared/database-errors.js';
 import { rewardStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
-import { findMerchantConfigurationIds } from '../../shared/repositories/reward-configurations.repository.js';
+import { uuidSchema } from '../../shared/wire-rules.js';
+import type { App } from '../context.js';
+import { findMerchantConfigurationIds } from '../repositories/reward-configurations.repository.js';
 import {
   findTakenRewardExternalIds,
   insertRewards,
   REWARD_EXTERNAL_ID_KEY,
-} from '../../shared/repositories/rewards.repository.js';
-import { uuidSchema } from '../../shared/wire-rules.js';
-import type { App } from '../context.js';
+} from '../repositories/rewards.repository.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
 

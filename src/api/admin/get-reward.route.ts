@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { rewardStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
-import { findRewardForMerchant } from '../../shared/repositories/rewards.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
+import { findRewardForMerchant } from '../repositories/rewards.repository.js';
 import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta, MerchantIdParamsSchema } from './admin-schemas.js';
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
-import { rotateMerchantSecret } from '../../shared/repositories/merchants.repository.js';
 import type { App } from '../context.js';
+import { rotateMerchantSecret } from '../repositories/merchants.repository.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
 import { adminRouteMeta, generateSecretKey, MerchantIdParamsSchema } from './admin-schemas.js';
 

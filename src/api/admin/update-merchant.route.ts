@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { merchantStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
-import { updateMerchant } from '../../shared/repositories/merchants.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
+import { updateMerchant } from '../repositories/merchants.repository.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
 import {
   adminRouteMeta,

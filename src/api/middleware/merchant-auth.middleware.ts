@@ -1,6 +1,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
+import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
 import {
   type BodyBoundRequest,
   isWellFormedHash,
@@ -8,8 +9,7 @@ import {
   SIGNATURE_HEADER,
   verifyBodyBound,
   verifySignature,
-} from '../../shared/signature.js';
-import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
+} from '../auth/signature.js';
 import type { ClientAddressResolver } from '../client-address.js';
 import type { AppEnv } from '../context.js';
 import type { AuthenticatedMerchant } from '../merchant-directory.js';

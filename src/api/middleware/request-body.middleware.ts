@@ -2,12 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
+import { requireJsonContentType } from '../http/json-content-type.js';
 import { nodeRequest } from '../node-http.js';
-import { requireJsonContentType } from './json-content-type.js';
 
 /**
  * Reads every request body once, as bytes, with the size limit, before any route sees it; first, the
- * body must be declared JSON (json-content-type.ts).
+ * body must be declared JSON (http/json-content-type.ts).
  *
  * Where the API steps around the web `Request` for the body (see node-http.ts): on Node,
  * @hono/node-server hands hono a lightweight request that becomes a real `Request` (a `Headers`, an

@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ApiDeps, AppEnv } from '../context.js';
+import { logRequest } from '../http/access-log.js';
+import { assignRequestId } from '../http/request-id.js';
 import { answerHeadersFromNode } from '../node-http.js';
-import { logRequest } from './access-log.js';
-import { assignRequestId } from './request-id.js';
 
 /**
  * What every request carries, set up in one middleware: the process's dependencies, request headers

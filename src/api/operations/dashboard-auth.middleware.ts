@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
-import { safeEqual } from '../../shared/constant-time.js';
 import { AppError } from '../../shared/errors.js';
+import { safeEqual } from '../auth/constant-time.js';
 import type { AppEnv } from '../context.js';
 
 const REALM = 'queues';

@@ -1,11 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
-import { previewCancelByIdentifiers } from '../../shared/repositories/cancellation-preview.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
+import { previewCancelByIdentifiers } from '../repositories/cancellation-preview.repository.js';
 import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { emptyOkAs } from '../typed-responses.js';
 import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const BulkCancelRequestSchema = z
@@ -78,8 +79,6 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     };
     const key = deduplicationKey(merchantId, 'bulkCancel', { ids: uniqueIds, externalIds: uniqueExternalIds });
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
-    // The route's 200 is either empty (queued) or the dry run's JSON; OpenAPI gives one status one shape,
-    // so the queued answer is typed by hand here.
-    return (await enqueueAndAnswer(c, 'bulkCancel', payload, key, request)) as never;
+    return emptyOkAs(BulkCancelDryRunSchema, await enqueueAndAnswer(c, 'bulkCancel', payload, key, request));
   });
 }

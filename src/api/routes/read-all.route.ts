@@ -1,13 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { configurationStatuses, rewardTypes } from '../../shared/db/schema.js';
-import {
-  countConfigurations,
-  selectConfigurationsJson,
-} from '../../shared/repositories/reward-configurations.repository.js';
 import { hasNoNul, IDENTIFIER_MAX_LENGTH, NO_NUL_MESSAGE } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { readAllCacheKey } from '../read-all-cache.js';
+import { countConfigurations, selectConfigurationsJson } from '../repositories/reward-configurations.repository.js';
 import { jsonBody, merchantErrorResponses, RewardConfigurationSchema, signedFields } from '../schemas.js';
 import { rawJson } from '../typed-responses.js';
 

@@ -1,8 +1,11 @@
-import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { type CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
+
+/** What a repository function runs its statements on: the pool, or a transaction its caller opened. */
+export type Executor = Kysely<Database> | Transaction<Database>;
 
 export interface DbOptions {
   connectionString: string;

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import { abortKey } from './job-abort.js';
 import {
@@ -198,21 +199,13 @@ export class CancellationProducer {
   }
 
   private async withinDeadline<T>(work: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis timeout' })),
-        this.options.timeoutMs,
-      );
-    });
     try {
-      return await Promise.race([work(), deadline]);
+      return await withDeadline(work(), this.options.timeoutMs, () => {
+        throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis timeout' });
+      });
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -1,8 +1,6 @@
-import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
-import { preparedStatement } from '../db/client.js';
-import type { CancellationJobRow, Database, JobState } from '../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { CompiledQuery, sql } from 'kysely';
+import { type Executor, preparedStatement } from '../db/client.js';
+import type { CancellationJobRow, JobState } from '../db/schema.js';
 
 interface JobCounts {
   requested?: number | null;

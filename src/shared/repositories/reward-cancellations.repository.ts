@@ -1,10 +1,8 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
-import { prepared } from '../db/client.js';
+import { sql, type Transaction } from 'kysely';
+import { type Executor, prepared } from '../db/client.js';
 import type { Database } from '../db/schema.js';
 import { FINISHED_JOB_CONFLICT } from './cancellation-jobs.repository.js';
 import { listCancelledRewards, listCancelledRewardsOfJob } from './job-rewards.repository.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 /**
  * The SQL that cancels rewards. Every statement is set-based (ids travel as one array parameter),

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Insertable, type Kysely, sql, type Transaction } from 'kysely';
-import { betSlipJson } from '../bet-slip-json.js';
+import { type BetSlipItemInput, betSlipJson } from '../bet-slip-json.js';
 import { preparedStatement } from '../db/client.js';
 import type { BetSlipItemsTable, Database, PlayersTable } from '../db/schema.js';
 import { digestSessionToken } from '../session-token.js';
@@ -63,24 +63,6 @@ export async function findBetSlipSession(db: Kysely<Database>, token: string): P
 
 /** Player profile fields: absent (undefined) keeps what is stored, null clears it. */
 export type PlayerProfile = Partial<Omit<PlayersTable, 'merchant_id' | 'player_id' | 'test'>> & { test?: boolean };
-
-export interface BetSlipItemInput {
-  sportId: string;
-  sportName: string;
-  betSlipId: string | null;
-  matchName: string;
-  matchId: string;
-  competitionId: string;
-  competitionName: string;
-  marketId: string;
-  marketName: string;
-  marketOptionId: string;
-  marketOptionName: string;
-  odd: number;
-  margin: number | null;
-  homeTeam: string;
-  awayTeam: string;
-}
 
 export interface NewSession {
   merchantId: string;

@@ -1,8 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, WebhookDeliveryState } from '../db/schema.js';
+import type { Executor } from '../db/client.js';
+import type { WebhookDeliveryState } from '../db/schema.js';
 import type { WebhookEventType } from '../queue/webhook-catalogue.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 export interface WebhookSettings {
   url: string;

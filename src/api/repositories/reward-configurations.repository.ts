@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { compactJson } from '../compact-json.js';
-import type { ConfigurationStatus, Database, RewardType } from '../db/schema.js';
+import { compactJson } from '../../shared/compact-json.js';
+import type { ConfigurationStatus, Database, RewardType } from '../../shared/db/schema.js';
 
 export interface ConfigurationFilter {
   merchantId: string;

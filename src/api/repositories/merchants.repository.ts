@@ -1,7 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, Merchant, MerchantStatus, SignatureVersion } from '../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../../shared/db/client.js';
+import type { Merchant, MerchantStatus, SignatureVersion } from '../../shared/db/schema.js';
 
 export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
   return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();

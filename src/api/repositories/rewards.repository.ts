@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, Reward, RewardStatus } from '../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { sql } from 'kysely';
+import type { Executor } from '../../shared/db/client.js';
+import type { Reward, RewardStatus } from '../../shared/db/schema.js';
 
 export interface NewRewardInput {
   playerId: string;

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { configurationCondition, type QueryFilter } from './reward-cancellations.repository.js';
+import type { Database } from '../../shared/db/schema.js';
+import { configurationCondition, type QueryFilter } from '../../shared/repositories/reward-cancellations.repository.js';
 
 /**
  * What a cancel request would do now, read without changing anything (a dry run). The counts follow
