@@ -25,7 +25,7 @@ export function nodeResponse(c: Context): ServerResponse | undefined {
 /**
  * hono's `c.req.header()` reads a web `Headers` that the adapter builds from the raw header list the
  * first time any header is read, and hono's validators read Content-Type through it on every
- * validated request: ~3 % of the API's CPU on a signed cancel. Here it answers from the headers Node
+ * validated request (~3 % of the API's CPU on a signed cancel, measured 2026-11-23). Here it answers from the headers Node
  * has already parsed, with hono's contract (case-insensitive name; without one, every header by its
  * lower-case name). One difference, for malformed requests only: of a header that may appear once
  * (Content-Type, Authorization, Host…) sent twice, Node keeps the first where `Headers` joins both.

@@ -4,7 +4,7 @@ import { LoadingCache } from '../shared/loading-cache.js';
  * readAll answers, kept for a short time per merchant and filter set.
  *
  * Why: a readAll builds one JSON document out of every configuration, game and bet constraint of the
- * merchant (PERFORMANCE: ~4 ms of Postgres CPU for 50 configurations × 5 games), while configurations
+ * merchant (milliseconds of Postgres CPU each, for 50 configurations × 5 games), while configurations
  * change rarely (admin writes). Platforms poll the same filters over and over; answering repeats from
  * memory keeps Postgres for the work only it can do, such as cancels and /betSlip.
  *
@@ -17,8 +17,8 @@ import { LoadingCache } from '../shared/loading-cache.js';
  * Refresh ahead: a hit on an answer older than half the TTL is served as it is and starts one
  * reload in the background, which replaces the answer when it arrives. A key that is asked for
  * steadily is therefore never missed after its first load: no caller waits for the query, also while
- * a large cancel keeps Postgres busy (measured: readAll p99 during a 1,000,000-reward cancel, where
- * the misses were the slow requests). An answer is still never served longer than the TTL after it
+ * a large cancel keeps Postgres busy (the readAll p99 during a 1,000,000-reward cancel showed the
+ * misses as the slow requests; bench/README.md). An answer is still never served longer than the TTL after it
  * was read.
  */
 export interface CachedReadAll {

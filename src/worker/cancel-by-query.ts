@@ -19,7 +19,7 @@ export interface QueryWork {
   cursor?: QueryCursor;
 }
 
-/** The player array sent with each statement stays at most this long (measured: long arrays cost planning time, see docs/scaling.md). */
+/** The player array sent with each statement stays at most this long: long arrays cost planning time on every statement. */
 const MAX_SLICE_PLAYERS = 1_000;
 
 /**

@@ -19,7 +19,7 @@ export interface IdentifierPreview {
 
 /**
  * Each identifier is looked up through its index (a join on the unnested list: `id = ANY(…)` with
- * 10,000 ids made the planner scan the whole table, ~2× slower here and worse on a larger table).
+ * 10,000 ids made the planner scan the whole table: slower than the index, and worse as the table grows).
  * `ids` and `externalIds` must be distinct (the route collapses them): a reward id matches at most one
  * reward, and so does an external id within a merchant (unique), so the identifiers that matched
  * nothing are the list lengths minus the matches.

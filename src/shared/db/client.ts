@@ -23,8 +23,8 @@ const preparedNames = new Map<string, string>();
 /**
  * Registers a constant statement on a hot path to be sent as a named prepared statement: Postgres then
  * parses and plans it once per connection instead of on every call. For a join of a few tables the
- * plan costs several times the lookup itself (the /betSlip read: ~0.3 ms of planning for ~0.04 ms of
- * execution). Returns the text, to be run with `CompiledQuery.raw`. (A pooler in transaction mode,
+ * plan costs several times the lookup itself (the /betSlip read, measured 2026-11-22: ~0.3 ms of
+ * planning for ~0.04 ms of execution). Returns the text, to be run with `CompiledQuery.raw`. (A pooler in transaction mode,
  * such as PgBouncer before 1.21, does not keep prepared statements: run the API against Postgres or a
  * session-mode pooler.)
  */

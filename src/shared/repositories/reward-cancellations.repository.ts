@@ -234,8 +234,8 @@ export interface SliceResult {
  * players, its `now()`), which a reader of the job's rewards expands (job-rewards.repository.ts). The
  * rewards it changed are exactly the players' rewards carrying the job id and that `cancelled_at`, so
  * the note is exact whichever run of the job wrote it; a statement that changed nothing notes nothing.
- * Measured on 1,000,000 rewards over two connections (bench/README.md): 1.58–1.70 s, against
- * 1.85–1.89 s listing every reward inline and 2.16 s for the picking batch.
+ * Chosen by measurement (1,000,000 rewards over two connections, 2026-11-22; bench/README.md): faster
+ * than listing every reward inline or the picking batch.
  */
 export async function cancelSliceOfPlayers(
   db: Executor,
@@ -278,8 +278,8 @@ export async function cancelSliceOfPlayers(
  *
  * The rows are picked through the player index and updated by their physical address (`ctid`, a TID
  * scan) in the same statement, so each row costs one index descent instead of two (a primary-key
- * probe per id was ~15 % slower on 1,000,000 rewards). The `ARRAY(SELECT …)` form matters: a join on
- * the CTE turns into a sequential scan from a few thousand rows on (measured; see bench/). Addresses are
+ * probe per id was slower on 1,000,000 rewards, measured 2026-11-20). The `ARRAY(SELECT …)` form matters: a join on
+ * the CTE turns into a sequential scan from a few thousand rows on (seen in EXPLAIN, 2026-11-20). Addresses are
  * stable within the statement; a row another job cancels meanwhile gets a new address and is skipped,
  * which is right, as it is no longer ACTIVE.
  */
