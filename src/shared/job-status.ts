@@ -1,3 +1,4 @@
+import { batchIdOf } from '../api/single-cancels/single-cancel-batcher.js';
 import type { Db } from './db/client.js';
 import type { CancellationJobRow } from './db/schema.js';
 import { AppError } from './errors.js';
@@ -5,7 +6,6 @@ import type { JobStateName, JobStatus, PublicJobStatus } from './job-status-sche
 import { abortKey } from './queue/job-abort.js';
 import { operations, queueNames } from './queue/job-catalogue.js';
 import type { RedisConnection } from './queue/redis.js';
-import { batchIdOf } from './queue/single-cancel-batches.js';
 import { findJobRecord } from './repositories/cancellation-jobs.repository.js';
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -5,7 +5,7 @@ import type { Metrics } from '../shared/metrics.js';
 import type { MerchantTurns } from '../shared/queue/merchant-turns.js';
 import type { CancellationQueues } from '../shared/queue/queues.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
-import type { WebhookNotifier } from '../shared/webhook-notifier.js';
+import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { AuditOutbox } from './audit-outbox.js';
 
 /** What every processor may use, built once by createWorkerDeps (entry point and tests alike). */

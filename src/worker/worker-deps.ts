@@ -5,7 +5,7 @@ import { Metrics } from '../shared/metrics.js';
 import { MerchantTurns } from '../shared/queue/merchant-turns.js';
 import { createCancellationQueues } from '../shared/queue/queues.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
-import { createWebhookNotifier } from '../shared/webhook-notifier.js';
+import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import { AuditOutbox } from './audit-outbox.js';
 import type { WorkerDeps } from './worker-context.js';
 

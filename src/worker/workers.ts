@@ -8,9 +8,9 @@ import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
 import { createCancelProcessor } from './processors/cancel.processor.js';
-import { createCancelBatchProcessor } from './processors/cancel-batch.processor.js';
-import { createSingleCancelCoalescer } from './single-cancel-coalescer.js';
-import { startWebhookDeliveryWorker } from './webhook-delivery.worker.js';
+import { createCancelBatchProcessor } from './single-cancels/cancel-batch.processor.js';
+import { createSingleCancelCoalescer } from './single-cancels/single-cancel-coalescer.js';
+import { startWebhookDeliveryWorker } from './webhooks/webhook-delivery.worker.js';
 import type { WorkerDeps } from './worker-context.js';
 
 type JobProcessor = (job: Job, token?: string) => Promise<unknown>;

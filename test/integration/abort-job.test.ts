@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchIdOf } from '../../src/api/single-cancels/single-cancel-batcher.js';
 import { requestAbort } from '../../src/shared/queue/job-abort.js';
 import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
-import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
 import { cancelSingleRewards } from '../../src/shared/repositories/reward-cancellations.repository.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';

@@ -1,10 +1,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchIdOf } from '../../src/api/single-cancels/single-cancel-batcher.js';
 import { Metrics } from '../../src/shared/metrics.js';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
 import { closeCancellationQueues, createCancellationQueues } from '../../src/shared/queue/queues.js';
-import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
 import { createHealthApp } from '../../src/worker/health-server.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation } from '../helpers/cancellation.js';

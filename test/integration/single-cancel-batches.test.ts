@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
 import {
   batchIdOf,
   dedupKey,
   MAX_BATCH_MEMBERS,
   memberJobId,
   singleCancelDeduplicationKey,
-} from '../../src/shared/queue/single-cancel-batches.js';
+} from '../../src/api/single-cancels/single-cancel-batcher.js';
+import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

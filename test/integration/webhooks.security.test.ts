@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookEventId } from '../../src/shared/queue/webhook-catalogue.js';
-import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhook-notifier.js';
+import { webhookEventId } from '../../src/shared/webhooks/webhook-catalogue.js';
+import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant } from '../helpers/fixtures.js';

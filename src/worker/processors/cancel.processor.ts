@@ -1,8 +1,8 @@
 import type { Job } from 'bullmq';
 import { type CancelResult, cancelJobSchema } from '../../shared/queue/job-catalogue.js';
 import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
-import type { Coalescer } from '../cancel-coalescer.js';
-import { type SingleCancel, toResult } from '../single-cancel-coalescer.js';
+import type { Coalescer } from '../single-cancels/cancel-coalescer.js';
+import { type SingleCancel, toResult } from '../single-cancels/single-cancel-coalescer.js';
 
 export function createCancelProcessor(coalescer: Coalescer<SingleCancel, RewardOutcome>) {
   return async (job: Job): Promise<CancelResult> => {

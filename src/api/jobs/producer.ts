@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
-import { AppError } from '../errors.js';
-import { abortKey } from './job-abort.js';
+import { AppError } from '../../shared/errors.js';
+import { abortKey } from '../../shared/queue/job-abort.js';
 import {
   type JobPayload,
   jobCatalogue,
@@ -8,11 +8,15 @@ import {
   newJobId,
   type QueueName,
   queueNames,
-} from './job-catalogue.js';
-import { MerchantTurns } from './merchant-turns.js';
-import { type CancellationQueues, closeCancellationQueues, createCancellationQueues } from './queues.js';
-import type { RedisConnection } from './redis.js';
-import { SingleCancelBatcher, withdrawMember } from './single-cancel-batches.js';
+} from '../../shared/queue/job-catalogue.js';
+import { MerchantTurns } from '../../shared/queue/merchant-turns.js';
+import {
+  type CancellationQueues,
+  closeCancellationQueues,
+  createCancellationQueues,
+} from '../../shared/queue/queues.js';
+import type { RedisConnection } from '../../shared/queue/redis.js';
+import { SingleCancelBatcher, withdrawMember } from '../single-cancels/single-cancel-batcher.js';
 
 export interface EnqueuedJob {
   jobId: string;

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, WebhookDeliveryState } from '../db/schema.js';
-import type { WebhookEventType } from '../queue/webhook-catalogue.js';
+import type { WebhookEventType } from './webhook-catalogue.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

@@ -1,18 +1,18 @@
 import { Queue } from 'bullmq';
-import { BoundedCache } from './bounded-cache.js';
-import type { Config } from './config.js';
-import type { Db } from './db/client.js';
-import type { PublicJobStatus } from './job-status-schema.js';
-import type { Logger } from './logger.js';
-import type { RedisConnection } from './queue/redis.js';
+import { BoundedCache } from '../bounded-cache.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import type { PublicJobStatus } from '../job-status-schema.js';
+import type { Logger } from '../logger.js';
+import type { RedisConnection } from '../queue/redis.js';
 import {
   type WebhookDeliveryJob,
   type WebhookEventType,
   webhookEventId,
   webhookJobOptions,
   webhookQueueName,
-} from './queue/webhook-catalogue.js';
-import { findWebhook } from './repositories/webhooks.repository.js';
+} from './webhook-catalogue.js';
+import { findWebhook } from './webhooks.repository.js';
 
 /** What the notifier needs: a worker's or an API process's own connections. */
 export interface NotifierDeps {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import { abortKey } from './job-abort.js';
-import { deduplicationKey, type JobPayload } from './job-catalogue.js';
-import type { RedisConnection } from './redis.js';
+import { abortKey } from '../../shared/queue/job-abort.js';
+import { deduplicationKey, type JobPayload } from '../../shared/queue/job-catalogue.js';
+import type { RedisConnection } from '../../shared/queue/redis.js';
 
 /**
  * Single cancels travel in batches: the API stores the single cancels it accepts in one turn of its
