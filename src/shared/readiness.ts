@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from './db/client.js';
 import type { Metrics } from './metrics.js';
 import type { RedisConnection } from './queue/redis.js';
+import { readinessProbeKey } from './queue/redis-keys.js';
 
 export interface Readiness {
   ready: boolean;
@@ -33,7 +34,7 @@ export async function checkReadiness(
 ): Promise<Readiness> {
   const [postgres, redisCheck] = await Promise.allSettled([
     withTimeout(sql`SELECT 1`.execute(db), 1_000),
-    withTimeout(redis.exists(`${queuePrefix}:readiness`), 1_000),
+    withTimeout(redis.exists(readinessProbeKey(queuePrefix)), 1_000),
   ]);
   const checks = {
     postgres: postgres.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),

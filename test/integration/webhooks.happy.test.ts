@@ -105,13 +105,12 @@ beforeAll(async () => {
   });
   api = await startTestApi(env);
   worker = await startTestWorker(env);
-  notifier = createWebhookNotifier(worker.deps);
+  notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
   webhookQueue = new Queue(webhookQueueName, { connection: worker.deps.redis, prefix: env.queuePrefix });
 });
 afterAll(async () => {
   await webhookQueue?.close();
-  await notifier?.close();
   await worker?.close();
   await api?.close();
   await receiver?.close();

@@ -40,11 +40,10 @@ beforeAll(async () => {
   env = await createTestEnvironment();
   api = await startTestApi(env);
   worker = await startTestWorker(env);
-  notifier = createWebhookNotifier(worker.deps);
+  notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await notifier?.close();
   await worker?.close();
   await api?.close();
   await receiver?.close();

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { singleCancelDeduplicationKey } from '../../shared/single-cancels/member-ids.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { singleCancelDeduplicationKey } from '../single-cancels/single-cancel-batcher.js';
 import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const CancelRequestSchema = z
