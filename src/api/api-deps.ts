@@ -2,10 +2,11 @@ import type { Config } from '../shared/config.js';
 import { createDb, type Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
-import { CancellationProducer } from '../shared/queue/producer.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
-import { createWebhookNotifier } from '../shared/webhook-notifier.js';
+import { webhookQueueName } from '../shared/webhooks/webhook-catalogue.js';
+import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
+import { CancellationProducer } from './jobs/producer.js';
 import { MerchantDirectory } from './merchant-directory.js';
 import { RateLimiter } from './rate-limiter.js';
 import { ReadAllCache } from './read-all-cache.js';
@@ -39,17 +40,18 @@ export function createApiDeps(
   { db, redis }: ApiConnections,
   metrics = new Metrics({ collectDefaults: config.METRICS_ENABLED, processName: 'api' }),
 ): ApiDeps {
+  const producer = new CancellationProducer(redis, {
+    prefix: config.QUEUE_PREFIX,
+    timeoutMs: config.ENQUEUE_TIMEOUT_MS,
+    maxWaitingPerQueue: config.QUEUE_MAX_WAITING,
+  });
   return {
     config,
     db,
     logger,
     metrics,
     redis,
-    producer: new CancellationProducer(redis, {
-      prefix: config.QUEUE_PREFIX,
-      timeoutMs: config.ENQUEUE_TIMEOUT_MS,
-      maxWaitingPerQueue: config.QUEUE_MAX_WAITING,
-    }),
+    producer,
     merchants: new MerchantDirectory(db, {
       ttlMs: config.MERCHANT_CACHE_TTL_MS,
       maxEntries: config.MERCHANT_CACHE_MAX_ENTRIES,
@@ -61,6 +63,6 @@ export function createApiDeps(
       maxBytes: config.READ_CACHE_MAX_BYTES,
     }),
     rateLimiter: new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger),
-    webhooks: createWebhookNotifier({ config, db, redis, logger }),
+    webhooks: createWebhookNotifier({ config, db, logger, queue: () => producer.queues[webhookQueueName] }),
   };
 }

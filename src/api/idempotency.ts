@@ -3,27 +3,22 @@ import { z } from '@hono/zod-openapi';
 import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import { AppError } from '../shared/errors.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import { idempotencyRecordKey, keyLifetimes } from '../shared/queue/redis-keys.js';
 
 /**
  * Idempotency keys of the cancel routes: a merchant that sends `Idempotency-Key` may repeat the
  * request (a timeout, a lost answer) and get the first request's job id back instead of a second job.
  *
- * One Redis string per merchant and key, under the queue prefix (its hash tag keeps it in the queues'
- * Redis Cluster slot), so every API replica sees the same record:
+ * One Redis string per merchant and key (redis-keys.ts, with its lifetimes), so every API replica sees
+ * the same record:
  * - taken: `{"f": fingerprint, "t": token}` while the first request stores its job, kept only
- *   PENDING_TTL_MS, so a process that dies between the two steps blocks the key for seconds, not a day;
- * - done: `{"f": fingerprint, "j": jobId}`, kept 24 h from the first request's answer.
+ *   keyLifetimes.idempotencyPendingMs, so a process that dies between the two steps blocks the key for
+ *   seconds, not a day;
+ * - done: `{"f": fingerprint, "j": jobId}`, kept keyLifetimes.idempotencyRecordMs (24 h) from the
+ *   first request's answer.
  * Taking the key is one script (read, or create when absent), so two replicas racing with the same key
  * cannot both queue a job.
  */
-
-/** How long a finished record answers replays. */
-const RECORD_TTL_MS = 24 * 60 * 60 * 1_000;
-/**
- * How long a record lives while its request stores the job: well above the producer's deadline
- * (ENQUEUE_TIMEOUT_MS, 1.5 s by default), so a slow store is not mistaken for an abandoned one.
- */
-const PENDING_TTL_MS = 30_000;
 
 /** 1 to 255 visible ASCII characters (no space, no control characters). */
 export const IdempotencyHeadersSchema = z.object({
@@ -108,7 +103,7 @@ function stableJson(value: unknown): string {
 function recordKey(prefix: string, merchantId: string, idempotencyKey: string): string {
   // Hashed: every record key has the same short length whatever the merchant chose.
   const digest = createHash('sha256').update(idempotencyKey).digest('base64url');
-  return `${prefix}:idempotency:${merchantId.toLowerCase()}:${digest}`;
+  return idempotencyRecordKey(prefix, merchantId, digest);
 }
 
 /**
@@ -123,15 +118,15 @@ export async function claimIdempotencyKey(
 ): Promise<IdempotencyClaim> {
   const key = recordKey(store.prefix, merchantId, idempotencyKey);
   const mine = JSON.stringify({ f: fingerprint, t: randomUUID() } satisfies StoredRecord);
-  const existing = (await withinDeadline(store, () => store.redis.eval(TAKE_SCRIPT, 1, key, mine, PENDING_TTL_MS))) as
-    | string
-    | null;
+  const existing = (await withinDeadline(store, () =>
+    store.redis.eval(TAKE_SCRIPT, 1, key, mine, keyLifetimes.idempotencyPendingMs),
+  )) as string | null;
 
   if (existing === null) {
     return {
       complete: async (jobId) => {
         const done = JSON.stringify({ f: fingerprint, j: jobId } satisfies StoredRecord);
-        await withinDeadline(store, () => store.redis.set(key, done, 'PX', RECORD_TTL_MS));
+        await withinDeadline(store, () => store.redis.set(key, done, 'PX', keyLifetimes.idempotencyRecordMs));
       },
       release: async () => {
         await withinDeadline(store, () => store.redis.eval(RELEASE_SCRIPT, 1, key, mine));

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import type { Logger } from '../shared/logger.js';
+import { rateLimitKey } from '../shared/queue/redis-keys.js';
 
 /** Length of a counting window. */
 const WINDOW_MS = 1_000;
@@ -51,7 +52,7 @@ export class RateLimiter {
 
   constructor(
     private readonly redis: Redis | Cluster,
-    /** The queue prefix: its hash tag keeps these keys beside the queues' in a Redis Cluster. */
+    /** The queue prefix: the counters' keys are built from it (redis-keys.ts). */
     private readonly keyPrefix: string,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
@@ -59,7 +60,7 @@ export class RateLimiter {
 
   /** Counts one request of the merchant against `limit` requests per second. */
   async take(merchantId: string, limit: number): Promise<RateLimitDecision> {
-    const key = `${this.keyPrefix}:rate:${merchantId.toLowerCase()}`;
+    const key = rateLimitKey(this.keyPrefix, merchantId);
     try {
       const [count, ttlMs] = await withDeadline(this.runScript(key), this.timeoutMs, () =>
         noAnswerWithin(this.timeoutMs),

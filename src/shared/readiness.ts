@@ -3,6 +3,7 @@ import type { Db } from './db/client.js';
 import { noAnswerWithin, withDeadline } from './deadline.js';
 import type { Metrics } from './metrics.js';
 import type { RedisConnection } from './queue/redis.js';
+import { readinessProbeKey } from './queue/redis-keys.js';
 
 export interface Readiness {
   ready: boolean;
@@ -27,7 +28,9 @@ export async function checkReadiness(
 ): Promise<Readiness> {
   const [postgres, redisCheck] = await Promise.allSettled([
     withDeadline(sql`SELECT 1`.execute(db), CHECK_TIMEOUT_MS, () => noAnswerWithin(CHECK_TIMEOUT_MS)),
-    withDeadline(redis.exists(`${queuePrefix}:readiness`), CHECK_TIMEOUT_MS, () => noAnswerWithin(CHECK_TIMEOUT_MS)),
+    withDeadline(redis.exists(readinessProbeKey(queuePrefix)), CHECK_TIMEOUT_MS, () =>
+      noAnswerWithin(CHECK_TIMEOUT_MS),
+    ),
   ]);
   const checks = {
     postgres: postgres.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),

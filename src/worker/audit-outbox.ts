@@ -1,6 +1,7 @@
 import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import { auditOutboxKey } from '../shared/queue/redis-keys.js';
 import { type JobOutcome, recordJobsFinished } from '../shared/repositories/cancellation-jobs.repository.js';
 
 /** Rows moved to Postgres per flush. */
@@ -28,7 +29,7 @@ export class AuditOutbox {
     private readonly logger: Logger,
     prefix: string,
   ) {
-    this.key = `${prefix}:audit-outbox`;
+    this.key = auditOutboxKey(prefix);
   }
 
   /** Writes the rows now, or keeps them for later when Postgres cannot take them. */

@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { closeCancellationQueues } from '../shared/queue/queues.js';
+import { closeQueues } from '../shared/queue/queues.js';
 import { closeRedis } from '../shared/queue/redis.js';
 import { installShutdown } from '../shared/shutdown.js';
 import { createHealthApp, startHealthServer } from './health-server.js';
@@ -40,7 +40,7 @@ installShutdown({
         await running.close();
       },
     ],
-    ['queues', () => closeCancellationQueues(deps.queues)],
+    ['queues', () => closeQueues(deps.queues)],
     ['health server', () => new Promise<void>((resolve) => health.close(() => resolve()))],
     ['redis', () => closeRedis(connections.redis)],
     ['database', () => connections.db.destroy()],

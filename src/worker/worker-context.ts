@@ -3,9 +3,9 @@ import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { MerchantTurns } from '../shared/queue/merchant-turns.js';
-import type { CancellationQueues } from '../shared/queue/queues.js';
+import type { Queues } from '../shared/queue/queues.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
-import type { WebhookNotifier } from '../shared/webhook-notifier.js';
+import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { AuditOutbox } from './audit-outbox.js';
 
 /** What every processor may use, built once by createWorkerDeps (entry point and tests alike). */
@@ -16,8 +16,8 @@ export interface WorkerDeps {
   metrics: Metrics;
   /** The worker's patient Redis connection: its BullMQ workers, queues and bookkeeping use it. */
   redis: RedisConnection;
-  /** Producers on the worker's own connection, for adding child jobs. */
-  queues: CancellationQueues;
+  /** Every queue (queues.ts) on the worker's own connection: child jobs and webhook events are added there. */
+  queues: Queues;
   /** Fair turns of bulk work between merchants, and their caps. */
   turns: MerchantTurns;
   /** Final outcomes that wait in Redis while Postgres is away. */

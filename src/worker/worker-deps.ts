@@ -3,9 +3,10 @@ import { createDb, type Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { MerchantTurns } from '../shared/queue/merchant-turns.js';
-import { createCancellationQueues } from '../shared/queue/queues.js';
+import { createQueues } from '../shared/queue/queues.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
-import { createWebhookNotifier } from '../shared/webhook-notifier.js';
+import { webhookQueueName } from '../shared/webhooks/webhook-catalogue.js';
+import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import { AuditOutbox } from './audit-outbox.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -36,16 +37,17 @@ export function createWorkerDeps(
   stopping: AbortSignal,
   metrics = new Metrics({ collectDefaults: config.METRICS_ENABLED, processName: 'worker' }),
 ): WorkerDeps {
+  const queues = createQueues(redis, config.QUEUE_PREFIX);
   return {
     config,
     db,
     logger,
     metrics,
     redis,
-    queues: createCancellationQueues(redis, config.QUEUE_PREFIX),
+    queues,
     turns: new MerchantTurns(redis, config.QUEUE_PREFIX),
     outbox: new AuditOutbox(redis, db, logger, config.QUEUE_PREFIX),
-    webhooks: createWebhookNotifier({ config, db, redis, logger }),
+    webhooks: createWebhookNotifier({ config, db, logger, queue: () => queues[webhookQueueName] }),
     stopping,
   };
 }

@@ -7,10 +7,9 @@ import { classifyFailure, outageDelayMs } from './job-failures.js';
 import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js';
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
-import { createCancelProcessor } from './processors/cancel.processor.js';
-import { createCancelBatchProcessor } from './processors/cancel-batch.processor.js';
-import { createSingleCancelCoalescer } from './single-cancel-coalescer.js';
-import { startWebhookDeliveryWorker } from './webhook-delivery.worker.js';
+import { createCancelBatchProcessor } from './single-cancels/cancel-batch.processor.js';
+import { createSingleCancelCoalescer } from './single-cancels/single-cancel-coalescer.js';
+import { startWebhookDeliveryWorker } from './webhooks/webhook-delivery.worker.js';
 import type { WorkerDeps } from './worker-context.js';
 
 type JobProcessor = (job: Job, token?: string) => Promise<unknown>;
@@ -35,7 +34,6 @@ const MAX_STALLED_COUNT = 20;
 export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   const coalescer = createSingleCancelCoalescer(deps);
   const processors: Record<JobName, JobProcessor> = {
-    cancel: createCancelProcessor(coalescer),
     cancelBatch: createCancelBatchProcessor(deps, coalescer),
     bulkCancel: createBulkCancelProcessor(deps),
     bulkCancelByQuery: createBulkCancelByQueryProcessor(deps),
@@ -95,10 +93,10 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
       // Pause first so no new job is taken while the coalescer settles the jobs it holds.
       await Promise.all(workers.map((worker) => worker.pause(true)));
       await coalescer.drain();
+      // The webhooks queue stays open (closed with the other queues after this): jobs that finished while
+      // draining still tell their merchants' webhooks.
       await Promise.all([...workers.map((worker) => worker.close()), webhookDelivery.close()]);
       await endings.settled();
-      // Last: jobs that finished while draining still tell their merchants' webhooks.
-      await deps.webhooks.close();
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
-import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
+import { batchIdOf } from '../../src/shared/single-cancels/member-ids.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { launchChromium, offlineContext } from '../helpers/browser.js';
 import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { QueryCursor } from '../../src/shared/queue/job-catalogue.js';
+import { memberJobId } from '../../src/shared/single-cancels/member-ids.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
@@ -172,11 +173,16 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
 
   it('a worker settles the single cancels it holds before it exits; none is lost', async () => {
     await seedRewards('single-drain', 2_000, 1);
-    const jobs = Array.from({ length: 2_000 }, (_, i) => ({
-      name: 'cancel',
-      data: { merchantId: merchant.id, acceptedAt: Date.now(), externalId: `single-drain-${i + 1}-1` },
-      opts: { jobId: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}` },
-    }));
+    // As the API stores them: in batches (here 20 of 100), each request a member with an id of its own.
+    const jobs = Array.from({ length: 20 }, (_, batch) => {
+      const batchId = `00000000-0000-4000-8000-${String(batch + 1).padStart(8, '0')}0000`;
+      const requests = Array.from({ length: 100 }, (_, member) => ({
+        jobId: memberJobId(batchId, member),
+        acceptedAt: Date.now(),
+        externalId: `single-drain-${batch * 100 + member + 1}-1`,
+      }));
+      return { name: 'cancelBatch', data: { merchantId: merchant.id, requests }, opts: { jobId: batchId } };
+    });
     await singleQueue.addBulk(jobs);
     const first = await start('worker', workerEnv);
     const cancelledSoFar = async () =>
@@ -199,7 +205,7 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     await eventually(async () => ((await states()).every((state) => state === 'completed') ? true : undefined), {
       timeoutMs: 60_000,
       intervalMs: 250,
-      what: 'all 2,000 single cancels to complete',
+      what: 'the batches of all 2,000 single cancels to complete',
     });
     const remaining = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM rewards WHERE player_id LIKE 'single-drain-%' AND status = 'ACTIVE'

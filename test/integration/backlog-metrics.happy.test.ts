@@ -3,8 +3,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/shared/metrics.js';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
-import { closeCancellationQueues, createCancellationQueues } from '../../src/shared/queue/queues.js';
-import { batchIdOf } from '../../src/shared/queue/single-cancel-batches.js';
+import { closeQueues, createQueues } from '../../src/shared/queue/queues.js';
+import { batchIdOf } from '../../src/shared/single-cancels/member-ids.js';
+import { webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createHealthApp } from '../../src/worker/health-server.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation } from '../helpers/cancellation.js';
@@ -60,6 +61,9 @@ describe('gateway_queue_oldest_waiting_age_seconds', () => {
     expect(age).toBeLessThanOrEqual((after - addedAt) / 1000);
     expect(sample(metrics, ageSeries(queueNames.bulk))).toBe(0);
     expect(sample(metrics, `gateway_queue_jobs{queue="${queueNames.single}",state="waiting",process="api"}`)).toBe(2);
+    // Every queue is counted, the webhooks queue too (queues.ts builds them all).
+    expect(sample(metrics, `gateway_queue_jobs{queue="${webhookQueueName}",state="waiting",process="api"}`)).toBe(0);
+    expect(sample(metrics, ageSeries(webhookQueueName))).toBe(0);
 
     // Once the oldest job has left the queue, the next one is measured.
     await queue.remove(batchIdOf(first));
@@ -75,13 +79,14 @@ describe('gateway_ready', () => {
     expect(sample(await (await api.get('/metrics')).text(), 'gateway_ready{process="api"}')).toBe(1);
 
     // The worker's health server, in process, over this file's queues.
-    const queues = createCancellationQueues(redis, env.queuePrefix);
+    const queues = createQueues(redis, env.queuePrefix);
     const metrics = new Metrics({ collectDefaults: false, processName: 'worker' });
     const health = createHealthApp({ db: env.db, redis, queuePrefix: env.queuePrefix, metrics, queues });
     const text = await (await health.request('/metrics')).text();
     expect(sample(text, 'gateway_ready{process="worker"}')).toBe(1);
     expect(text).toContain(`gateway_queue_oldest_waiting_age_seconds{queue="${queueNames.bulk}",process="worker"} 0`);
-    await closeCancellationQueues(queues);
+    expect(text).toContain(`gateway_queue_jobs{queue="${webhookQueueName}",state="waiting",process="worker"} 0`);
+    await closeQueues(queues);
   });
 
   it('is 0 on an API whose Redis does not answer, and /readyz agrees', async () => {

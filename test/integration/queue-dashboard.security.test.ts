@@ -73,11 +73,11 @@ describe('queue dashboard with ADMIN_TOKEN set', () => {
     expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(0);
     expect((await api.get(`${DASHBOARD}/${script}`)).status).toBe(401);
 
-    // The board sees the two cancellation queues under this file's prefix.
+    // The board sees every queue under this file's prefix: the two cancellation queues and the webhooks queue.
     const queues = await api.get(`${DASHBOARD}/api/queues`, { authorization });
     expect(queues.status).toBe(200);
     const body = (await queues.json()) as { queues: Array<{ name: string }> };
-    expect(body.queues.map((queue) => queue.name).sort()).toEqual(['bulk-cancel', 'cancel']);
+    expect(body.queues.map((queue) => queue.name).sort()).toEqual(['bulk-cancel', 'cancel', 'webhooks']);
   });
 });
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimiter } from '../../src/api/rate-limiter.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { createRedis } from '../../src/shared/queue/redis.js';
+import { rateLimitKey } from '../../src/shared/queue/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
@@ -52,7 +53,7 @@ function rateHeaders(response: Response) {
  * exactly without racing the one-second window (the limiter only sets an expiry on a new key).
  */
 async function holdWindowOpen(merchantId: string): Promise<void> {
-  await redis.set(`${env.queuePrefix}:rate:${merchantId}`, 0, 'PX', 60_000);
+  await redis.set(rateLimitKey(env.queuePrefix, merchantId), 0, 'PX', 60_000);
 }
 
 async function expectRateLimited(response: Response): Promise<void> {

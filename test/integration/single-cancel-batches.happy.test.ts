@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BATCH_MEMBERS } from '../../src/api/single-cancels/single-cancel-batcher.js';
 import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
-import {
-  batchIdOf,
-  dedupKey,
-  MAX_BATCH_MEMBERS,
-  memberJobId,
-  singleCancelDeduplicationKey,
-} from '../../src/shared/queue/single-cancel-batches.js';
+import { cancelDedupKey } from '../../src/shared/queue/redis-keys.js';
+import { batchIdOf, memberJobId, singleCancelDeduplicationKey } from '../../src/shared/single-cancels/member-ids.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -17,7 +13,7 @@ import { startTestWorker } from '../helpers/worker.js';
 /**
  * Single cancels that arrive together are stored as one queue job per merchant (a batch), yet each
  * stays a job of its own: its id, status, audit row and reward record; identical requests share a
- * member only while its batch waits; jobs stored one per request (earlier versions) still run.
+ * member only while its batch waits.
  */
 
 let env: TestEnvironment;
@@ -99,7 +95,7 @@ describe('single cancels stored together', { timeout: 60_000 }, () => {
 
     // Each waiting request has a key identical requests would share it by; a worker taking the batch frees it.
     const dedupKeys = mine.map((reward) =>
-      dedupKey(env.queuePrefix, singleCancelDeduplicationKey(merchant.id, reward)),
+      cancelDedupKey(env.queuePrefix, singleCancelDeduplicationKey(merchant.id, reward)),
     );
     expect(await api.deps.redis.exists(...dedupKeys)).toBe(30);
 
@@ -194,22 +190,6 @@ describe('identical single cancels', { timeout: 60_000 }, () => {
     } finally {
       await worker.close();
     }
-  });
-});
-
-describe('a single cancel stored as a job of its own (by an earlier version)', { timeout: 60_000 }, () => {
-  it('still runs, with its status and record', async () => {
-    const [reward] = await rewardsFor(merchant, 'legacy', 1);
-    const jobId = '4a8e0c3e-59a4-4c36-9d5e-3f1f5a0b7c21';
-    await singleQueue().add('cancel', { merchantId: merchant.id, acceptedAt: Date.now(), id: reward?.id }, { jobId });
-    expect(await (await fetchJobStatus(api, merchant, jobId)).json()).toMatchObject({ state: 'queued' });
-    const worker = await startTestWorker(env);
-    try {
-      expect(await waitForJob(api, merchant, jobId)).toMatchObject({ state: 'completed', result: { cancelled: 1 } });
-    } finally {
-      await worker.close();
-    }
-    expect(await jobsCarrying([jobId])).toEqual([{ id: reward?.id, status: 'CANCELLED', cancellation_job_id: jobId }]);
   });
 });
 

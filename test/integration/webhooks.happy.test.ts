@@ -3,8 +3,8 @@ import { Queue } from 'bullmq';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
-import { webhookEventId, webhookQueueName } from '../../src/shared/queue/webhook-catalogue.js';
-import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhook-notifier.js';
+import { webhookEventId, webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
+import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
@@ -105,13 +105,12 @@ beforeAll(async () => {
   });
   api = await startTestApi(env);
   worker = await startTestWorker(env);
-  notifier = createWebhookNotifier(worker.deps);
+  notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
   webhookQueue = new Queue(webhookQueueName, { connection: worker.deps.redis, prefix: env.queuePrefix });
 });
 afterAll(async () => {
   await webhookQueue?.close();
-  await notifier?.close();
   await worker?.close();
   await api?.close();
   await receiver?.close();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookEventId } from '../../src/shared/queue/webhook-catalogue.js';
-import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhook-notifier.js';
+import { webhookEventId } from '../../src/shared/webhooks/webhook-catalogue.js';
+import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant } from '../helpers/fixtures.js';
@@ -40,11 +40,10 @@ beforeAll(async () => {
   env = await createTestEnvironment();
   api = await startTestApi(env);
   worker = await startTestWorker(env);
-  notifier = createWebhookNotifier(worker.deps);
+  notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await notifier?.close();
   await worker?.close();
   await api?.close();
   await receiver?.close();

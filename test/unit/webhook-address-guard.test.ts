@@ -7,7 +7,7 @@ import {
   createGuardedLookup,
   isRefusedAddress,
   RefusedAddressError,
-} from '../../src/shared/webhook-address-guard.js';
+} from '../../src/shared/webhooks/webhook-address-guard.js';
 
 describe('isRefusedAddress', () => {
   it.each([

@@ -4,7 +4,7 @@ import {
   webhookEventId,
   webhookJobOptions,
   webhookRetryDelayMs,
-} from '../../src/shared/queue/webhook-catalogue.js';
+} from '../../src/shared/webhooks/webhook-catalogue.js';
 import { isUuid } from '../../src/shared/wire-rules.js';
 
 const SECOND = 1_000;

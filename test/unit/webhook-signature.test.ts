@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { generateWebhookSecret, signWebhook } from '../../src/shared/webhook-signature.js';
+import { generateWebhookSecret, signWebhook } from '../../src/shared/webhooks/webhook-signature.js';
 
 describe('webhook secrets and signatures (checked with the standardwebhooks package)', () => {
   it('a secret is whsec_ + base64 of 32 random bytes, new every time', () => {

@@ -1,14 +1,14 @@
 import type { App } from '../context.js';
+import { registerDeleteWebhook } from '../webhooks/delete-webhook.route.js';
+import { registerListWebhookDeliveries } from '../webhooks/list-webhook-deliveries.route.js';
+import { registerPutWebhook } from '../webhooks/put-webhook.route.js';
 import { adminAuth } from './admin-auth.middleware.js';
 import { registerCreateMerchant } from './create-merchant.route.js';
 import { registerCreateRewardConfiguration } from './create-reward-configuration.route.js';
 import { registerCreateRewards } from './create-rewards.route.js';
 import { registerCreateSession } from './create-session.route.js';
-import { registerDeleteWebhook } from './delete-webhook.route.js';
 import { registerGetJob } from './get-job.route.js';
 import { registerGetReward } from './get-reward.route.js';
-import { registerListWebhookDeliveries } from './list-webhook-deliveries.route.js';
-import { registerPutWebhook } from './put-webhook.route.js';
 import { registerRotateMerchantSecret } from './rotate-merchant-secret.route.js';
 import { registerUpdateMerchant } from './update-merchant.route.js';
 

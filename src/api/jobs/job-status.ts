@@ -3,48 +3,44 @@ import type { CancellationJobRow } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import type { JobStateName, JobStatus } from '../../shared/job-status-schema.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
-import { abortKey } from '../../shared/queue/job-abort.js';
 import { operations, queueNames } from '../../shared/queue/job-catalogue.js';
 import type { RedisConnection } from '../../shared/queue/redis.js';
-import { batchIdOf } from '../../shared/queue/single-cancel-batches.js';
+import { abortKey, jobChildrenKeys, jobKey, WITHDRAWN } from '../../shared/queue/redis-keys.js';
 import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
+import { batchIdOf } from '../../shared/single-cancels/member-ids.js';
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Reads one job's own hash, whichever of the two queues holds it (job ids are unique across both),
- * in one round trip. Nothing here grows with the number of jobs queued: no list is scanned (BullMQ's
- * getState walks the waiting lists). The merchant id is read from the start of the payload, where
- * every payload has it, so a large payload is not sent back over the wire.
+ * Reads one job in one round trip: a bulk job's own hash (KEYS[2]) with its parts' bookkeeping
+ * (KEYS[3], KEYS[4]), or a single cancel's batch (KEYS[5]), and its abort mark (KEYS[1]; ARGV[2] the
+ * withdrawn mark's value). Nothing here grows with the number of jobs queued: no list is scanned
+ * (BullMQ's getState walks the waiting lists). The merchant id is read from the start of the payload,
+ * where every payload has it, so a large payload is not sent back over the wire.
  *
- * A single cancel stored in a batch (single-cancel-batches.ts) has no hash of its own: while its batch
- * (KEYS[4], named by the id) has not finished and lists it, the batch's times are its own. A finished
- * batch's members, and a job aborted before it started, are answered from Postgres (false here).
+ * A single cancel has no hash of its own (member-ids.ts): while its batch (named by the id) has not
+ * finished and lists it (ARGV[1]), the batch's times are its own. A finished batch's members, and a
+ * job aborted before it started, are answered from Postgres (false here).
  */
 const READ_JOB = `
-local mark = redis.call('GET', KEYS[3])
-if mark == 'withdrawn' then return false end
+local mark = redis.call('GET', KEYS[1])
+if mark == ARGV[2] then return false end
 local aborted = mark and 1 or 0
-for index = 1, 2 do
-  local key = KEYS[index]
-  local f = redis.call('HMGET', key, 'name', 'timestamp', 'processedOn', 'finishedOn', 'progress', 'returnvalue', 'failedReason', 'data')
-  if f[1] then
-    local merchant = string.match(string.sub(f[8] or '', 1, 1024), '"merchantId":"([^"]+)"')
-    local processed, pending = 0, 0
-    if not f[4] then
-      processed = redis.call('HLEN', key .. ':processed')
-      pending = redis.call('SCARD', key .. ':dependencies')
-    end
-    return {f[1], f[2] or false, f[3] or false, f[4] or false, f[5] or false, f[6] or false, f[7] or false,
-      merchant or false, processed, pending, aborted}
+local f = redis.call('HMGET', KEYS[2], 'name', 'timestamp', 'processedOn', 'finishedOn', 'progress', 'returnvalue', 'failedReason', 'data')
+if f[1] then
+  local merchant = string.match(string.sub(f[8] or '', 1, 1024), '"merchantId":"([^"]+)"')
+  local processed, pending = 0, 0
+  if not f[4] then
+    processed = redis.call('HLEN', KEYS[3])
+    pending = redis.call('SCARD', KEYS[4])
   end
+  return {f[1], f[2] or false, f[3] or false, f[4] or false, f[5] or false, f[6] or false, f[7] or false,
+    merchant or false, processed, pending, aborted}
 end
-if KEYS[4] ~= KEYS[1] then
-  local f = redis.call('HMGET', KEYS[4], 'timestamp', 'processedOn', 'finishedOn', 'data')
-  if f[4] and not f[3] and string.find(f[4], '"jobId":"' .. ARGV[1] .. '"', 1, true) then
-    local merchant = string.match(string.sub(f[4], 1, 1024), '"merchantId":"([^"]+)"')
-    return {'cancel', f[1] or false, f[2] or false, false, false, false, false, merchant or false, 0, 0, aborted}
-  end
+f = redis.call('HMGET', KEYS[5], 'timestamp', 'processedOn', 'finishedOn', 'data')
+if f[4] and not f[3] and string.find(f[4], '"jobId":"' .. ARGV[1] .. '"', 1, true) then
+  local merchant = string.match(string.sub(f[4], 1, 1024), '"merchantId":"([^"]+)"')
+  return {'cancel', f[1] or false, f[2] or false, false, false, false, false, merchant or false, 0, 0, aborted}
 end
 return false
 `;
@@ -75,14 +71,18 @@ export async function findJobStatus(
   jobId: string,
 ): Promise<JobStatus | null> {
   if (!JOB_ID.test(jobId)) return null;
+  const bulkJob = jobKey(queuePrefix, queueNames.bulk, jobId);
+  const children = jobChildrenKeys(bulkJob);
   const keys = [
-    ...[queueNames.single, queueNames.bulk].map((queue) => `${queuePrefix}:${queue}:${jobId}`),
     abortKey(queuePrefix, jobId),
-    `${queuePrefix}:${queueNames.single}:${batchIdOf(jobId)}`,
+    bulkJob,
+    children.processed,
+    children.dependencies,
+    jobKey(queuePrefix, queueNames.single, batchIdOf(jobId)),
   ];
   let raw: RawJob | null;
   try {
-    raw = (await redis.eval(READ_JOB, keys.length, ...keys, jobId)) as RawJob | null;
+    raw = (await redis.eval(READ_JOB, keys.length, ...keys, jobId, WITHDRAWN)) as RawJob | null;
   } catch (error) {
     // Redis away: the job may be there, so "not found" from Postgres would be wrong.
     throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });

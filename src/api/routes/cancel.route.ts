@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { singleCancelDeduplicationKey } from '../../shared/queue/single-cancel-batches.js';
+import { singleCancelDeduplicationKey } from '../../shared/single-cancels/member-ids.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { IdempotencyHeadersSchema } from '../idempotency.js';

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
-import type { JobPayload, MerchantJobName } from '../../shared/queue/job-catalogue.js';
+import type { Operation } from '../../shared/queue/job-catalogue.js';
 import type { AppEnv } from '../context.js';
 import { claimIdempotencyKey, type IdempotencyClaim, requestFingerprint } from '../idempotency.js';
+import type { OperationPayload } from '../jobs/producer.js';
 import { errorResponse } from '../schemas.js';
 import { type EmptyOk, emptyOk } from '../typed-responses.js';
 
@@ -16,10 +17,10 @@ export interface CancelRequest {
  * the job id. Nothing is answered 200 before Redis has stored the job. With an Idempotency-Key, a
  * repeat of a stored request answers the stored job id instead, and queues nothing.
  */
-export async function enqueueAndAnswer<N extends MerchantJobName>(
+export async function enqueueAndAnswer<N extends Operation>(
   c: Context<AppEnv>,
   name: N,
-  payload: JobPayload<N>,
+  payload: OperationPayload<N>,
   deduplicationId: string,
   request: CancelRequest,
 ): Promise<EmptyOk> {

@@ -22,7 +22,7 @@ import {
   recordJobsFinished,
   recordJobsStarted,
 } from '../repositories/cancellation-jobs.repository.js';
-import type { WebhookNotifier } from '../webhook-notifier.js';
+import type { WebhookNotifier } from '../webhooks/webhook-notifier.js';
 import { toPublicStatus } from './public-status.js';
 
 /**

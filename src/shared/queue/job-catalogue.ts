@@ -10,7 +10,7 @@ import { identifierSchema, uuidSchema } from '../wire-rules.js';
  */
 
 export const queueNames = {
-  /** Single `cancel` requests: many small jobs, coalesced by the worker. */
+  /** Single `cancel` requests, stored in batches (`cancelBatch`) and coalesced by the worker. */
   single: 'cancel',
   /** bulkCancel, bulkCancelByQuery, and the child jobs that split them across workers. */
   bulk: 'bulk-cancel',
@@ -43,16 +43,6 @@ const queryCursorSchema = z.object({
   picked: z.number().int().nonnegative(),
 });
 export type QueryCursor = z.infer<typeof queryCursorSchema>;
-
-export const cancelJobSchema = z
-  .object({
-    ...jobBase,
-    id: uuid.optional(),
-    externalId: identifier.optional(),
-  })
-  .refine((data) => (data.id === undefined) !== (data.externalId === undefined), {
-    message: 'exactly one of id or externalId',
-  });
 
 /** Set on a bulk job once it has added its child jobs, so a retry does not split it again. */
 const fanOutStep = z.enum(['children-added']).optional();
@@ -114,9 +104,8 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
 ]);
 
 /**
- * Single cancels stored together (single-cancel-batches.ts): each request is a job of the merchant's
- * own (`jobId`), the queue job only carries them. Jobs of kind `cancel` (one request each) are what
- * earlier versions stored; workers still run them.
+ * Single cancels stored together (api/single-cancels/single-cancel-batcher.ts): each request is a job
+ * of the merchant's own (`jobId`, operation `cancel`), the queue job only carries them.
  */
 export const cancelBatchJobSchema = z.object({
   merchantId: uuid,
@@ -138,7 +127,6 @@ export const cancelBatchJobSchema = z.object({
 });
 
 export const jobCatalogue = {
-  cancel: { queue: queueNames.single, schema: cancelJobSchema, operation: 'cancel' },
   cancelBatch: { queue: queueNames.single, schema: cancelBatchJobSchema, operation: null },
   bulkCancel: { queue: queueNames.bulk, schema: bulkCancelJobSchema, operation: 'bulkCancel' },
   bulkCancelByQuery: { queue: queueNames.bulk, schema: bulkCancelByQueryJobSchema, operation: 'bulkCancelByQuery' },
@@ -148,7 +136,6 @@ export const jobCatalogue = {
 export type JobName = keyof typeof jobCatalogue;
 export const jobNames = Object.keys(jobCatalogue) as JobName[];
 export type JobPayload<N extends JobName> = z.infer<(typeof jobCatalogue)[N]['schema']>;
-export type MerchantJobName = Exclude<JobName, 'bulkCancelPart' | 'cancelBatch'>;
 
 /** Counts kept with every job (docs/design.md, "Cancellation semantics"). */
 export interface CancelResult {

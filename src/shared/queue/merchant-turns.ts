@@ -1,4 +1,5 @@
 import type { RedisConnection } from './redis.js';
+import { merchantJobsKey, merchantTurnsKey } from './redis-keys.js';
 
 /**
  * Fair turns between merchants on the bulk queue, and each merchant's cap of queued bulk jobs.
@@ -11,7 +12,7 @@ import type { RedisConnection } from './redis.js';
  * merchant's job waits only for the items already running and for at most one item of each other
  * merchant per turn ahead of it — never for another merchant's whole backlog.
  *
- * Two sorted sets per merchant, both under the queue prefix (one Redis Cluster slot with the queues):
+ * Two sorted sets per merchant (redis-keys.ts), in one Redis Cluster slot with the queues:
  * - `turns`: the merchant's bulk items that wait (member = job id, score = its turn). An item leaves
  *   when a worker starts it. A new item's turn is max(waiting + 1, highest waiting turn), so a
  *   merchant's own items keep their order and turns stay small (bounded by the items waiting).
@@ -61,11 +62,11 @@ export class MerchantTurns {
   ) {}
 
   private jobsKey(merchantId: string): string {
-    return `${this.prefix}:merchant:${merchantId}:jobs`;
+    return merchantJobsKey(this.prefix, merchantId);
   }
 
   private turnsKey(merchantId: string): string {
-    return `${this.prefix}:merchant:${merchantId}:turns`;
+    return merchantTurnsKey(this.prefix, merchantId);
   }
 
   /**

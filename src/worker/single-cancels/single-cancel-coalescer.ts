@@ -1,8 +1,8 @@
-import { isTransientDatabaseError } from '../shared/database-errors.js';
-import type { CancelResult } from '../shared/queue/job-catalogue.js';
-import { cancelSingleRewards, type RewardOutcome } from '../shared/repositories/reward-cancellations.repository.js';
+import { isTransientDatabaseError } from '../../shared/database-errors.js';
+import type { CancelResult } from '../../shared/queue/job-catalogue.js';
+import { cancelSingleRewards, type RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
+import type { WorkerDeps } from '../worker-context.js';
 import { Coalescer } from './cancel-coalescer.js';
-import type { WorkerDeps } from './worker-context.js';
 
 export interface SingleCancel {
   jobId: string;

@@ -2,11 +2,13 @@ import type { Job } from 'bullmq';
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
 import { type MemberEnd, membersFinished } from '../../shared/jobs/job-outcome.js';
 import { cancelBatchJobSchema } from '../../shared/queue/job-catalogue.js';
-import { type BatchMember, takeBatch, WITHDRAWN } from '../../shared/queue/single-cancel-batches.js';
+import { WITHDRAWN } from '../../shared/queue/redis-keys.js';
 import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
-import type { Coalescer } from '../cancel-coalescer.js';
-import { type SingleCancel, toResult } from '../single-cancel-coalescer.js';
+import type { BatchMember } from '../../shared/single-cancels/member-ids.js';
 import type { WorkerDeps } from '../worker-context.js';
+import type { Coalescer } from './cancel-coalescer.js';
+import { type SingleCancel, toResult } from './single-cancel-coalescer.js';
+import { takeBatch } from './take-batch.js';
 
 /** What the queue job itself returns: how its requests ended (each request's own counts are its job's). */
 export interface CancelBatchResult {

@@ -1,8 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
-import { deleteWebhook } from '../../shared/repositories/webhooks.repository.js';
+import { deleteWebhook } from '../../shared/webhooks/webhooks.repository.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
 import { adminErrorResponses } from '../schemas.js';
-import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
 
 export function registerDeleteWebhook(app: App): void {
   const route = createRoute({

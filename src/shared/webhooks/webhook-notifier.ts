@@ -1,26 +1,20 @@
-import { Queue } from 'bullmq';
-import type { Config } from './config.js';
-import type { Db } from './db/client.js';
-import { withDeadline } from './deadline.js';
-import type { PublicJobStatus } from './job-status-schema.js';
-import { LoadingCache } from './loading-cache.js';
-import type { Logger } from './logger.js';
-import type { RedisConnection } from './queue/redis.js';
-import {
-  type WebhookDeliveryJob,
-  type WebhookEventType,
-  webhookEventId,
-  webhookJobOptions,
-  webhookQueueName,
-} from './queue/webhook-catalogue.js';
-import { findWebhook } from './repositories/webhooks.repository.js';
+import type { Queue } from 'bullmq';
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import { withDeadline } from '../deadline.js';
+import type { PublicJobStatus } from '../job-status-schema.js';
+import { LoadingCache } from '../loading-cache.js';
+import type { Logger } from '../logger.js';
+import { type WebhookDeliveryJob, type WebhookEventType, webhookEventId } from './webhook-catalogue.js';
+import { findWebhook } from './webhooks.repository.js';
 
 /** What the notifier needs: a worker's or an API process's own connections. */
 export interface NotifierDeps {
   config: Config;
   db: Db;
-  redis: RedisConnection;
   logger: Logger;
+  /** The webhooks queue (queues.ts); asked for per event, as the API builds its queues once Redis is reached. */
+  queue: () => Queue;
 }
 
 interface JobFinishedEvent {
@@ -35,8 +29,6 @@ export interface WebhookNotifier {
    * otherwise. Never throws: a failure is logged (the job's outcome must not depend on its webhook).
    */
   jobFinished(event: JobFinishedEvent): Promise<void>;
-  /** Closes the notifier's queue handle (the Redis connection is the caller's and stays open). */
-  close(): Promise<void>;
 }
 
 /** Which events a merchant's webhook takes; null: the merchant has none. */
@@ -58,19 +50,6 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
     maxBytes: 4 * 1024 * 1024,
     sizeOf: (events, key) => key.length + 64 + (events?.length ?? 0) * 32,
   });
-  let queue: Queue | undefined;
-
-  function createQueue(): Queue {
-    const created = new Queue(webhookQueueName, {
-      connection: deps.redis,
-      prefix: deps.config.QUEUE_PREFIX,
-      defaultJobOptions: webhookJobOptions,
-    });
-    // Connection trouble surfaces through failing commands; an unheard 'error' event would end the process.
-    created.on('error', () => {});
-    return created;
-  }
-
   function subscription(merchantId: string): Promise<Subscription> {
     return subscriptions.get(merchantId, async () => {
       const webhook = await findWebhook(deps.db, merchantId);
@@ -86,9 +65,8 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
         const eventId = webhookEventId(merchantId, status.jobId, type);
         const body = JSON.stringify({ type, timestamp: new Date().toISOString(), data: status });
         const data: WebhookDeliveryJob = { eventId, merchantId, type, jobId: status.jobId, body };
-        queue ??= createQueue();
         // The event id is the job id: the same event queued twice while the first is in Redis is one job.
-        const added = queue.add('webhookDelivery', data, { jobId: eventId });
+        const added = deps.queue().add('webhookDelivery', data, { jobId: eventId });
         // The worker's connection waits for Redis to come back rather than fail; the caller is not held
         // that long (the event is still queued once Redis answers).
         const outcome = await withDeadline(added, ADD_WAIT_MS, () => 'late' as const);
@@ -101,9 +79,6 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
       } catch (error) {
         deps.logger.error({ err: error, merchantId, jobId: status.jobId, type }, 'could not queue webhook event');
       }
-    },
-    async close() {
-      await queue?.close();
     },
   };
 }

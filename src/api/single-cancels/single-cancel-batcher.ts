@@ -1,8 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import { abortKey } from './job-abort.js';
-import { deduplicationKey, type JobPayload } from './job-catalogue.js';
-import type { RedisConnection } from './redis.js';
+import { queueNames } from '../../shared/queue/job-catalogue.js';
+import type { RedisConnection } from '../../shared/queue/redis.js';
+import {
+  abortKey,
+  abortKeyPrefix,
+  cancelDedupKey,
+  jobKey,
+  jobKeyPrefix,
+  keyLifetimes,
+  WITHDRAWN,
+} from '../../shared/queue/redis-keys.js';
+import { type BatchMember, batchIdOf, memberJobId, newBatchId } from '../../shared/single-cancels/member-ids.js';
 
 /**
  * Single cancels travel in batches: the API stores the single cancels it accepts in one turn of its
@@ -15,59 +23,39 @@ import type { RedisConnection } from './redis.js';
  * API has read what arrived, so under light load a batch holds one request and adds no delay.
  *
  * Every request still gets a job of its own, with its own id, status, audit row, log line, webhook
- * and abort; only the queue entry is shared. A member's id is its batch's id with the last four hex
- * digits set to its place (1 to ffff; the batch's own id ends in 0000), so the batch is found from
- * the member id alone: job status and abort cost O(1) in Redis, with nothing stored per member.
+ * and abort; only the queue entry is shared; the batch is found from a member's id alone (member-ids.ts).
  *
- * Identical waiting requests (same merchant and reward) share one member id: one small key per member
- * (`<prefix>:cancel-dedup:<hash>`), read only while that member's batch has not started, deleted when a
- * worker takes the batch (so Redis holds them for waiting requests only), and kept at most 5 minutes.
+ * Identical waiting requests (same merchant and reward) share one member id: one small dedup key per
+ * member (redis-keys.ts), read only while that member's batch has not started, deleted when a worker
+ * takes the batch (worker/single-cancels/take-batch.ts: so Redis holds them for waiting requests only),
+ * and kept at most keyLifetimes.cancelDedupMs.
  */
 
 /** At most this many requests per queue job (the job's data stays under ~100 KB). */
 export const MAX_BATCH_MEMBERS = 500;
 
-/** How long an identical request may still find a waiting member to share (past it: a job of its own). */
-const DEDUP_TTL_MS = 5 * 60 * 1000;
-
-/** As long as any abort mark is kept (job-abort.ts). */
-const ABORT_MARK_TTL_SECONDS = 7 * 24 * 60 * 60;
-
-const MEMBER_DIGITS = 4;
-
-function newBatchId(): string {
-  return `${randomUUID().slice(0, -MEMBER_DIGITS)}0000`;
-}
-
-/** The id of the batch's `index`-th request (from 0). */
-export function memberJobId(batchId: string, index: number): string {
-  return `${batchId.slice(0, -MEMBER_DIGITS)}${(index + 1).toString(16).padStart(MEMBER_DIGITS, '0')}`;
-}
-
-/** The batch a member id belongs to (itself for a batch id, or for any id that is not a member's). */
-export function batchIdOf(jobId: string): string {
-  return `${jobId.slice(0, -MEMBER_DIGITS)}0000`;
-}
-
-export function dedupKey(prefix: string, deduplicationId: string): string {
-  return `${prefix}:cancel-dedup:${deduplicationId}`;
-}
-
 /**
- * For each member of a batch being stored (KEYS[i] its dedup key, ARGV[4 + i] its id): the id of an
- * identical member that is still waiting, or false, in which case this member becomes the one later
- * requests share. A waiting member is one whose batch job exists and has not started, and that nobody
- * aborted. The batch key is built from the member id (same prefix, so the same Cluster slot), as
- * BullMQ's own scripts do. It runs just before the batch is added, in the same round trip (pipelined):
- * a member that found a waiting twin is stored all the same, so it is marked withdrawn here and its
- * worker skips it without a word; its request is answered with the twin's id.
- * ARGV[1]: `<prefix>:cancel:` (the single queue's key prefix), ARGV[2]: `<prefix>:abort:`,
- * ARGV[3]: the dedup keys' ttl (ms), ARGV[4]: the abort marks' ttl (s).
+ * For each member of a batch being stored (KEYS[i] its dedup key, KEYS[n + i] its abort mark, ARGV[5 + i]
+ * its id): the id of an identical member that is still waiting, or false, in which case this member
+ * becomes the one later requests share. A waiting member is one whose batch job exists and has not
+ * started, and that nobody aborted. It runs just before the batch is added, in the same round trip
+ * (pipelined): a member that found a waiting twin is stored all the same, so it is marked withdrawn
+ * here and its worker skips it without a word; its request is answered with the twin's id.
+ *
+ * The twin's batch hash and abort mark are the only keys not declared: they are named by the id this
+ * script reads from the dedup key, so they cannot be known before the call, and declaring them would
+ * take a second round trip per batch. They are built from key prefixes redis-keys.ts supplies (ARGV[1]
+ * and ARGV[2]), and the batch id from the member id as member-ids.ts does (32 characters, then 0000),
+ * as BullMQ's own scripts build job keys; the registry keeps them in the slot of the declared keys.
+ * ARGV[1]: the single queue's job key prefix, ARGV[2]: the abort marks' prefix, ARGV[3]: the dedup keys'
+ * lifetime (ms), ARGV[4]: the abort marks' lifetime (s), ARGV[5]: the withdrawn mark's value.
  */
 const SHARE_WAITING = `
+local n = #KEYS / 2
 local shared = {}
-for index, key in ipairs(KEYS) do
-  local mine = ARGV[4 + index]
+for index = 1, n do
+  local key = KEYS[index]
+  local mine = ARGV[5 + index]
   local existing = redis.call('GET', key)
   local share = false
   if existing then
@@ -78,7 +66,7 @@ for index, key in ipairs(KEYS) do
     end
   end
   if share then
-    redis.call('SET', ARGV[2] .. mine, 'withdrawn', 'EX', ARGV[4])
+    redis.call('SET', KEYS[n + index], ARGV[5], 'EX', ARGV[4])
   else
     redis.call('SET', key, mine, 'PX', ARGV[3])
   end
@@ -95,8 +83,8 @@ end
 return 0
 `;
 
-export type SingleCancelPayload = JobPayload<'cancel'>;
-export type BatchMember = JobPayload<'cancelBatch'>['requests'][number];
+/** One single cancel as the route accepted it: a batch member without its id yet, and its merchant. */
+export type SingleCancelPayload = Omit<BatchMember, 'jobId'> & { merchantId: string };
 
 export interface StoredSingleCancel {
   jobId: string;
@@ -185,17 +173,20 @@ export class SingleCancelBatcher {
       ...(same[0] as Waiting).member,
       jobId: memberJobId(batchId, index),
     }));
-    const keys = distinct.map((same) => dedupKey(this.prefix, (same[0] as Waiting).deduplicationId));
+    const keys = distinct.map((same) => cancelDedupKey(this.prefix, (same[0] as Waiting).deduplicationId));
+    const marks = members.map((member) => abortKey(this.prefix, member.jobId));
     // One round trip: the twin lookup and the batch are sent together, the batch with every member
     // (a request waits on Redis once, which bounds how many the API answers per second).
     const sharing = this.redis.eval(
       SHARE_WAITING,
-      keys.length,
+      keys.length + marks.length,
       ...keys,
-      `${this.prefix}:cancel:`,
-      `${this.prefix}:abort:`,
-      DEDUP_TTL_MS,
-      ABORT_MARK_TTL_SECONDS,
+      ...marks,
+      jobKeyPrefix(this.prefix, queueNames.single),
+      abortKeyPrefix(this.prefix),
+      keyLifetimes.cancelDedupMs,
+      keyLifetimes.abortMarkSeconds,
+      WITHDRAWN,
       ...members.map((member) => member.jobId),
     ) as Promise<Array<string | null>>;
     // (Through a promise, so that queues not built yet reject like any failed store.)
@@ -223,78 +214,22 @@ export class SingleCancelBatcher {
 }
 
 /**
- * An abort of a single cancel that has not started (KEYS[1] its own job hash, KEYS[2] its batch's,
- * KEYS[3] its abort mark, just set). A job of its own (stored by an earlier version) is left to
- * BullMQ's removal: -1. A member of a batch that has not started: the mark becomes `withdrawn` in the
- * same step as the check, so the worker that takes the batch later skips the member without a word
- * (the API has recorded and announced it): 1. Once the batch has started: 0, and the worker that runs
- * it sees the plain mark instead.
+ * An abort of a single cancel that has not started (KEYS[1] its batch's hash, KEYS[2] its abort mark,
+ * just set; ARGV[1] the withdrawn mark's value). A member of a batch that has not started: the mark
+ * becomes withdrawn in the same step as the check, so the worker that takes the batch later skips the
+ * member without a word (the API has recorded and announced it): 1. Once the batch has started: 0, and
+ * the worker that runs it sees the plain mark instead.
  */
 const WITHDRAW_MEMBER = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
-if redis.call('EXISTS', KEYS[2]) == 1 and not redis.call('HGET', KEYS[2], 'processedOn') then
-  redis.call('SET', KEYS[3], 'withdrawn', 'KEEPTTL')
+if redis.call('EXISTS', KEYS[1]) == 1 and not redis.call('HGET', KEYS[1], 'processedOn') then
+  redis.call('SET', KEYS[2], ARGV[1], 'KEEPTTL')
   return 1
 end
 return 0
 `;
 
-/** The abort mark's value once the API has taken a waiting member out of its batch. */
-export const WITHDRAWN = 'withdrawn';
-
-/** 1: withdrawn from its batch; 0: its batch has started; -1: a job of its own (not in a batch). */
-export async function withdrawMember(
-  redis: RedisConnection,
-  prefix: string,
-  jobId: string,
-  abortMark: string,
-): Promise<-1 | 0 | 1> {
-  const own = `${prefix}:cancel:${jobId}`;
-  const batch = `${prefix}:cancel:${batchIdOf(jobId)}`;
-  return (await redis.eval(WITHDRAW_MEMBER, 3, own, batch, abortMark)) as -1 | 0 | 1;
-}
-
-/**
- * A worker taking a batch: each member's abort mark (KEYS[i]), and its dedup key (KEYS[n + i]) deleted
- * if it still names this member (ARGV[i]): from now on an identical request gets a job of its own, so
- * the key is not needed, and Redis keeps dedup keys for waiting requests only.
- */
-const TAKE_BATCH = `
-local n = #ARGV
-local marks = {}
-for index = 1, n do
-  marks[index] = redis.call('GET', KEYS[index])
-  local dedup = KEYS[n + index]
-  if redis.call('GET', dedup) == ARGV[index] then redis.call('DEL', dedup) end
-end
-return marks
-`;
-
-/** The members' abort marks (null: not aborted), in order; their dedup keys are released. */
-export async function takeBatch(
-  redis: RedisConnection,
-  prefix: string,
-  merchantId: string,
-  members: readonly BatchMember[],
-): Promise<Array<string | null>> {
-  if (members.length === 0) return [];
-  const keys = [
-    ...members.map((member) => abortKey(prefix, member.jobId)),
-    ...members.map((member) => dedupKey(prefix, singleCancelDeduplicationKey(merchantId, member))),
-  ];
-  return (await redis.eval(TAKE_BATCH, keys.length, ...keys, ...members.map((member) => member.jobId))) as Array<
-    string | null
-  >;
-}
-
-/** The key identical single cancels share (the cancel route builds it from the same fields). */
-export function singleCancelDeduplicationKey(
-  merchantId: string,
-  target: { id?: string | null; externalId?: string | null },
-): string {
-  return deduplicationKey(
-    merchantId,
-    'cancel',
-    target.id != null ? { id: target.id } : { externalId: target.externalId ?? '' },
-  );
+/** True: withdrawn from its batch; false: its batch has started. */
+export async function withdrawMember(redis: RedisConnection, prefix: string, jobId: string): Promise<boolean> {
+  const batch = jobKey(prefix, queueNames.single, batchIdOf(jobId));
+  return (await redis.eval(WITHDRAW_MEMBER, 2, batch, abortKey(prefix, jobId), WITHDRAWN)) === 1;
 }

@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
-import { webhookEventTypes } from '../../shared/queue/webhook-catalogue.js';
-import { upsertWebhook } from '../../shared/repositories/webhooks.repository.js';
-import { checkWebhookUrl } from '../../shared/webhook-address-guard.js';
-import { generateWebhookSecret } from '../../shared/webhook-signature.js';
+import { checkWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
+import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
+import { generateWebhookSecret } from '../../shared/webhooks/webhook-signature.js';
+import { upsertWebhook } from '../../shared/webhooks/webhooks.repository.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
-import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
 
 const eventsSchema = z
   .array(z.enum(webhookEventTypes))

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { webhookDeliveryStates } from '../../shared/db/schema.js';
-import { webhookEventTypes, webhookMessageId } from '../../shared/queue/webhook-catalogue.js';
-import { listWebhookDeliveries } from '../../shared/repositories/webhooks.repository.js';
+import { webhookEventTypes, webhookMessageId } from '../../shared/webhooks/webhook-catalogue.js';
+import { listWebhookDeliveries } from '../../shared/webhooks/webhooks.repository.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
 import { adminErrorResponses } from '../schemas.js';
-import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
 
 /** The list is for looking at, not for paging through: the latest ones are what an operator needs. */
 const MAX_LISTED = 100;

@@ -1,5 +1,5 @@
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import { isTransientDatabaseError } from '../shared/database-errors.js';
+import { isTransientDatabaseError } from '../../shared/database-errors.js';
 import {
   WEBHOOK_MAX_ATTEMPTS,
   type WebhookDeliveryJob,
@@ -9,18 +9,18 @@ import {
   webhookMessageId,
   webhookQueueName,
   webhookRetryDelayMs,
-} from '../shared/queue/webhook-catalogue.js';
+} from '../../shared/webhooks/webhook-catalogue.js';
+import { signWebhook } from '../../shared/webhooks/webhook-signature.js';
 import {
   type DeliveryAttempt,
   findDeliveryState,
   findWebhook,
   recordDeliveryAttempt,
   recordWebhookEvent,
-} from '../shared/repositories/webhooks.repository.js';
-import { signWebhook } from '../shared/webhook-signature.js';
-import { outageDelayMs } from './job-failures.js';
+} from '../../shared/webhooks/webhooks.repository.js';
+import { outageDelayMs } from '../job-failures.js';
+import type { WorkerDeps } from '../worker-context.js';
 import { sendWebhook } from './webhook-sender.js';
-import type { WorkerDeps } from './worker-context.js';
 
 export interface WebhookDeliveryWorker {
   worker: Worker;

@@ -1,19 +1,23 @@
 import type { Queue } from 'bullmq';
-import { withDeadline } from '../deadline.js';
-import { AppError } from '../errors.js';
-import { abortKey } from './job-abort.js';
+import { withDeadline } from '../../shared/deadline.js';
+import { AppError } from '../../shared/errors.js';
 import {
   type JobPayload,
   jobCatalogue,
-  type MerchantJobName,
   newJobId,
+  type Operation,
   type QueueName,
   queueNames,
-} from './job-catalogue.js';
-import { MerchantTurns } from './merchant-turns.js';
-import { type CancellationQueues, closeCancellationQueues, createCancellationQueues } from './queues.js';
-import type { RedisConnection } from './redis.js';
-import { SingleCancelBatcher, withdrawMember } from './single-cancel-batches.js';
+} from '../../shared/queue/job-catalogue.js';
+import { MerchantTurns } from '../../shared/queue/merchant-turns.js';
+import { closeQueues, createQueues, type Queues } from '../../shared/queue/queues.js';
+import type { RedisConnection } from '../../shared/queue/redis.js';
+import { jobKey } from '../../shared/queue/redis-keys.js';
+import {
+  SingleCancelBatcher,
+  type SingleCancelPayload,
+  withdrawMember,
+} from '../single-cancels/single-cancel-batcher.js';
 
 export interface EnqueuedJob {
   jobId: string;
@@ -29,6 +33,11 @@ export interface ProducerOptions {
   maxWaitingPerQueue: number;
 }
 
+type BulkJobName = Exclude<Operation, 'cancel'>;
+
+/** What each operation stores: a single cancel joins a batch, a bulk operation is a job of its own. */
+export type OperationPayload<O extends Operation> = O extends BulkJobName ? JobPayload<O> : SingleCancelPayload;
+
 /** How long a refused caller is asked to wait before it tries again. */
 const QUEUE_FULL_RETRY_SECONDS = 5;
 
@@ -39,7 +48,7 @@ const QUEUE_FULL_RETRY_SECONDS = 5;
  * (see merchant-turns.ts).
  */
 export class CancellationProducer {
-  private created: CancellationQueues | null = null;
+  private created: Queues | null = null;
   private readonly waiting = new Map<QueueName, { count: number; checkedAt: number }>();
   private readonly turns: MerchantTurns;
   private readonly singles: SingleCancelBatcher;
@@ -56,8 +65,8 @@ export class CancellationProducer {
     else connection.once('ready', () => this.createQueues());
   }
 
-  /** The queues, once Redis has been reached; until then every use is SERVICE_UNAVAILABLE. */
-  get queues(): CancellationQueues {
+  /** Every queue (queues.ts), once Redis has been reached; until then every use is SERVICE_UNAVAILABLE. */
+  get queues(): Queues {
     if (!this.created) {
       throw new AppError('SERVICE_UNAVAILABLE', undefined, {
         retryAfterSeconds: 1,
@@ -72,33 +81,35 @@ export class CancellationProducer {
   }
 
   private createQueues(): void {
-    if (!this.created) this.created = createCancellationQueues(this.connection, this.options.prefix);
+    if (!this.created) this.created = createQueues(this.connection, this.options.prefix);
   }
 
   /**
    * Stores one job. `maxQueuedJobs` is the merchant's cap of bulk jobs queued or running (0: none);
    * single cancels are not capped (they are coalesced, and cost one row each), and are stored with the
-   * other single cancels that arrived with them (single-cancel-batches.ts).
+   * other single cancels that arrived with them (single-cancel-batcher.ts).
    */
-  async enqueue<N extends MerchantJobName>(
+  async enqueue<N extends Operation>(
     name: N,
-    payload: JobPayload<N>,
+    payload: OperationPayload<N>,
     deduplicationId: string,
     maxQueuedJobs = 0,
   ): Promise<EnqueuedJob> {
-    const queueName = jobCatalogue[name].queue;
-    const queue = this.queues[queueName];
     if (name === 'cancel') {
+      const queue = this.queues[queueNames.single];
       const stored = await this.withinDeadline(async () => {
-        await this.refuseWhenFull(queueName, queue);
-        return this.singles.add(payload as JobPayload<'cancel'>, deduplicationId);
+        await this.refuseWhenFull(queueNames.single, queue);
+        return this.singles.add(payload as SingleCancelPayload, deduplicationId);
       });
       return { jobId: stored.jobId, shared: stored.shared };
     }
+    const bulkName = name as BulkJobName;
+    const queueName = jobCatalogue[bulkName].queue;
+    const queue = this.queues[queueName];
     const jobId = newJobId();
     const job = await this.withinDeadline(async () => {
       await this.refuseWhenFull(queueName, queue);
-      return this.addBulk(queue, name, payload, jobId, deduplicationId, maxQueuedJobs);
+      return this.addBulk(queue, bulkName, payload as JobPayload<BulkJobName>, jobId, deduplicationId, maxQueuedJobs);
     });
     const storedId = job.id ?? jobId;
     return { jobId: storedId, shared: storedId !== jobId };
@@ -108,27 +119,23 @@ export class CancellationProducer {
    * Takes a job that no worker has started out of its queue (an abort): true when it was removed,
    * false when a worker holds it already (it will see the abort before its next batch).
    */
-  async withdraw(name: MerchantJobName, merchantId: string, jobId: string): Promise<boolean> {
+  async withdraw(name: Operation, merchantId: string, jobId: string): Promise<boolean> {
+    // A member of a batch stays in it, marked: the worker that takes the batch skips it.
+    if (name === 'cancel') return withdrawMember(this.connection, this.options.prefix, jobId);
     const queueName = jobCatalogue[name].queue;
-    if (name === 'cancel') {
-      // A member of a batch stays in it, marked: the worker that takes the batch skips it.
-      const { prefix } = this.options;
-      const withdrawn = await withdrawMember(this.connection, prefix, jobId, abortKey(prefix, jobId));
-      if (withdrawn !== -1) return withdrawn === 1;
-    }
     const removed = (await this.queues[queueName].remove(jobId)) === 1;
     if (removed && queueName === queueNames.bulk) await this.turns.finished(merchantId, jobId);
     return removed;
   }
 
   async close(): Promise<void> {
-    if (this.created) await closeCancellationQueues(this.created);
+    if (this.created) await closeQueues(this.created);
   }
 
   private async addBulk(
     queue: Queue,
-    name: MerchantJobName,
-    payload: JobPayload<MerchantJobName>,
+    name: BulkJobName,
+    payload: JobPayload<BulkJobName>,
     jobId: string,
     deduplicationId: string,
     maxQueuedJobs: number,
@@ -142,7 +149,7 @@ export class CancellationProducer {
     const { merchantId } = payload;
     let outcome = await this.turns.takeTurn(merchantId, jobId, maxQueuedJobs);
     if (!outcome.accepted) {
-      await this.turns.prune(merchantId, (ids) => this.liveJobs(queue, ids));
+      await this.turns.prune(merchantId, (ids) => this.liveJobs(ids));
       outcome = await this.turns.takeTurn(merchantId, jobId, maxQueuedJobs);
     }
     if (!outcome.accepted) {
@@ -167,10 +174,11 @@ export class CancellationProducer {
   }
 
   /** Which of these bulk jobs still exist and have not finished (O(1) per job: its own hash). */
-  private async liveJobs(queue: Queue, jobIds: string[]): Promise<boolean[]> {
+  private async liveJobs(jobIds: string[]): Promise<boolean[]> {
     return Promise.all(
       jobIds.map(async (id) => {
-        const [name, finishedOn] = await this.connection.hmget(`${queue.qualifiedName}:${id}`, 'name', 'finishedOn');
+        const key = jobKey(this.options.prefix, queueNames.bulk, id);
+        const [name, finishedOn] = await this.connection.hmget(key, 'name', 'finishedOn');
         return name !== null && finishedOn === null;
       }),
     );

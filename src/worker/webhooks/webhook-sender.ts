@@ -1,6 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { assertDeliverableHost, guardedLookup, RefusedAddressError } from '../shared/webhook-address-guard.js';
+import {
+  assertDeliverableHost,
+  guardedLookup,
+  RefusedAddressError,
+} from '../../shared/webhooks/webhook-address-guard.js';
 
 export interface WebhookRequest {
   url: string;

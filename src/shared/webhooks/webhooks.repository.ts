@@ -1,6 +1,6 @@
 import type { Executor } from '../db/client.js';
 import type { WebhookDeliveryState } from '../db/schema.js';
-import type { WebhookEventType } from '../queue/webhook-catalogue.js';
+import type { WebhookEventType } from './webhook-catalogue.js';
 
 export interface WebhookSettings {
   url: string;

@@ -1,0 +1,125 @@
+import type { QueueName } from './job-catalogue.js';
+
+/**
+ * Every Redis key the service spells itself, and how long each lives: the one place the layout is
+ * written down. BullMQ spells its own keys (`<prefix>:<queue>:wait`, `…:<jobId>:logs`, …) from the
+ * same prefix; only the job hashes that our scripts read are spelled here too.
+ *
+ * Hash tag: every key starts with the queue prefix (QUEUE_PREFIX, `{rewards}` by default), whose
+ * `{…}` part is the Redis Cluster hash tag. So today every key below lives in one Cluster slot with
+ * the queues: a script may touch any of them together, and a key a script builds from a value it read
+ * (SHARE_WAITING, single-cancel-batcher.ts) is in the slot of the keys it declared. A key family that
+ * moves to another slot must keep that true for the scripts that touch it.
+ *
+ * Each function takes the prefix, so every process (API, worker, tests) builds the same keys.
+ */
+
+const SECOND_MS = 1_000;
+const MINUTE_MS = 60 * SECOND_MS;
+const DAY_SECONDS = 24 * 60 * 60;
+
+/** How long the keys that expire live (the others are deleted by the code that owns them). */
+export const keyLifetimes = {
+  /** An abort mark: as long as BullMQ keeps a failed job (7 days, job-catalogue.ts), in seconds. */
+  abortMarkSeconds: 7 * DAY_SECONDS,
+  /**
+   * A single cancel's dedup key: how long an identical request may still find a waiting member to
+   * share (past it, it gets a job of its own); deleted sooner, when a worker takes the batch.
+   */
+  cancelDedupMs: 5 * MINUTE_MS,
+  /** A finished idempotency record: how long a replay answers the first request's job id. */
+  idempotencyRecordMs: 24 * 60 * MINUTE_MS,
+  /**
+   * An idempotency record while its request stores the job: well above the producer's deadline
+   * (ENQUEUE_TIMEOUT_MS, 1.5 s by default), so a slow store is not mistaken for an abandoned one, and
+   * short, so a process that dies between the two steps blocks the key for seconds, not a day.
+   */
+  idempotencyPendingMs: 30 * SECOND_MS,
+} as const;
+
+/** The abort mark's value once the API has taken a waiting single cancel out of its batch. */
+export const WITHDRAWN = 'withdrawn';
+
+/**
+ * `<prefix>:<queue>:` — BullMQ's job hash of a queue is this followed by the job id; its children's
+ * bookkeeping follows the hash's key (`:processed`, `:dependencies`). Lifetime: BullMQ's retention
+ * (job-catalogue.ts, webhook-catalogue.ts).
+ */
+export function jobKeyPrefix(prefix: string, queue: QueueName): string {
+  return `${prefix}:${queue}:`;
+}
+
+export function jobKey(prefix: string, queue: QueueName, jobId: string): string {
+  return `${jobKeyPrefix(prefix, queue)}${jobId}`;
+}
+
+/** What BullMQ keeps beside a parent job's hash: its finished children, and those still pending. */
+export function jobChildrenKeys(jobHashKey: string): { processed: string; dependencies: string } {
+  return { processed: `${jobHashKey}:processed`, dependencies: `${jobHashKey}:dependencies` };
+}
+
+/** `<prefix>:abort:` — a merchant's abort of a job is a string under this followed by the job id. */
+export function abortKeyPrefix(prefix: string): string {
+  return `${prefix}:abort:`;
+}
+
+/**
+ * A merchant's abort of a job (job-abort.ts): the time it was asked, or WITHDRAWN. Lifetime:
+ * keyLifetimes.abortMarkSeconds.
+ */
+export function abortKey(prefix: string, jobId: string): string {
+  return `${abortKeyPrefix(prefix)}${jobId}`;
+}
+
+/**
+ * The waiting single cancel that identical requests share (member-ids.ts builds the id). Lifetime:
+ * keyLifetimes.cancelDedupMs.
+ */
+export function cancelDedupKey(prefix: string, deduplicationId: string): string {
+  return `${prefix}:cancel-dedup:${deduplicationId}`;
+}
+
+/**
+ * A merchant's bulk jobs queued or running, for its cap (a sorted set, merchant-turns.ts). No expiry:
+ * a job leaves when it finishes, and entries of jobs that are gone are pruned at the cap.
+ */
+export function merchantJobsKey(prefix: string, merchantId: string): string {
+  return `${prefix}:merchant:${merchantId}:jobs`;
+}
+
+/**
+ * A merchant's bulk items waiting, scored by turn (a sorted set, merchant-turns.ts). No expiry: an
+ * item leaves when a worker starts it.
+ */
+export function merchantTurnsKey(prefix: string, merchantId: string): string {
+  return `${prefix}:merchant:${merchantId}:turns`;
+}
+
+/**
+ * Audit rows waiting for Postgres (a hash by job id, audit-outbox.ts). No expiry: a row is deleted
+ * once Postgres has it, and it may be the only record of a job.
+ */
+export function auditOutboxKey(prefix: string): string {
+  return `${prefix}:audit-outbox`;
+}
+
+/**
+ * A merchant's request count in the current window (rate-limiter.ts). Lifetime: one counting window,
+ * set by rate-limiter.ts (the window is the unit of the limit, not a retention choice).
+ */
+export function rateLimitKey(prefix: string, merchantId: string): string {
+  return `${prefix}:rate:${merchantId.toLowerCase()}`;
+}
+
+/**
+ * A merchant's idempotency record (idempotency.ts), by a digest of the key the merchant chose. Lifetime:
+ * keyLifetimes.idempotencyPendingMs while its request stores the job, then idempotencyRecordMs.
+ */
+export function idempotencyRecordKey(prefix: string, merchantId: string, keyDigest: string): string {
+  return `${prefix}:idempotency:${merchantId.toLowerCase()}:${keyDigest}`;
+}
+
+/** Never written: readiness asks for it (EXISTS) only to reach the node that owns the queues' slot. */
+export function readinessProbeKey(prefix: string): string {
+  return `${prefix}:readiness`;
+}
