@@ -19,7 +19,7 @@ export interface CancelBatchResult {
 }
 
 /**
- * Runs a batch of single cancels (single-cancel-batches.ts). Each request is a job of the merchant's
+ * Runs a batch of single cancels (src/api/single-cancels/single-cancel-batcher.ts stores them). Each request is a job of the merchant's
  * own: it is applied through the coalescer like any single cancel (its audit row committed with its
  * reward), then ends on its own (job-outcome.ts: logged, counted and announced to the merchant's webhook).
  *
