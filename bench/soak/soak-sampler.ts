@@ -65,7 +65,8 @@ export class SoakSampler {
         const began = performance.now();
         // A failed reading (a slow reply) is a gap in the series, not a failed run.
         await this.sample().catch(() => undefined);
-        await sleep(Math.max(0, this.intervalS * 1000 - (performance.now() - began)));
+        // In short steps, so that stop() does not wait out a whole interval.
+        while (this.running && performance.now() - began < this.intervalS * 1000) await sleep(200);
       }
     })();
   }

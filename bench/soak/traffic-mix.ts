@@ -20,7 +20,10 @@ export interface KindRecord {
   latencyMs: number[];
   /** HTTP status → count; `error` for no answer (connection refused or reset). */
   statuses: Record<string, number>;
-  /** Due but not sent: that many of this kind were already in flight (the client fell behind), or no reward was left. */
+  /**
+   * Due but not sent: that many of this kind were already in flight (the client fell behind), no reward
+   * was left, or (job status) the merchant had no job accepted in the last minute yet.
+   */
   notSent: number;
 }
 
@@ -90,6 +93,9 @@ export class TrafficMix {
       await sleep(TICK_MS);
     }
     await Promise.allSettled([...this.pending]);
+    // The last minute ends with the traffic, not inside the loop.
+    const lastMinute = Math.round((performance.now() - this.startedAt) / 60_000);
+    if (lastMinute > minutesReported) onMinute(lastMinute);
   }
 
   private fire(kind: RequestKind): void {
