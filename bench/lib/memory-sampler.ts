@@ -8,7 +8,7 @@ export interface RssSummary {
 }
 
 /** Resident set size of a process from /proc/<pid>/status (VmRSS), in MiB; null off Linux or once it has exited. */
-async function readRssMiB(pid: number): Promise<number | null> {
+export async function readRssMiB(pid: number): Promise<number | null> {
   try {
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
     const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);

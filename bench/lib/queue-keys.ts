@@ -33,6 +33,28 @@ export class QueueKeys {
     return deleted;
   }
 
+  /** How many keys the prefix holds now (a SCAN, so a count taken while jobs come and go). */
+  async countKeys(): Promise<number> {
+    let count = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${escapeGlob(this.prefix)}:*`, 'COUNT', 1000);
+      cursor = next;
+      count += keys.length;
+    } while (cursor !== '0');
+    return count;
+  }
+
+  /** BullMQ's job counts of a queue under the run's prefix (waiting, active, delayed, prioritized …). */
+  async jobCounts(queueName: string): Promise<Record<string, number>> {
+    const queue = new Queue(queueName, { connection: this.redis, prefix: this.prefix });
+    try {
+      return await queue.getJobCounts();
+    } finally {
+      await queue.close();
+    }
+  }
+
   async serverVersion(): Promise<string> {
     const info = await this.redis.info('server');
     return /^redis_version:(.+)$/m.exec(info)?.[1]?.trim() ?? 'unknown';

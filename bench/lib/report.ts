@@ -354,7 +354,7 @@ function httpTable(http: HttpResults): string[] {
   );
 }
 
-function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
+export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
