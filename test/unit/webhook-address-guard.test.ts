@@ -3,11 +3,14 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
+  assertDeliverableHost,
   checkWebhookUrl,
   createGuardedLookup,
   isRefusedAddress,
   RefusedAddressError,
+  RefusedPortError,
 } from '../../src/shared/webhooks/webhook-address-guard.js';
+import { redactAddresses } from '../../src/worker/webhooks/webhook-sender.js';
 
 describe('isRefusedAddress', () => {
   it.each([
@@ -30,6 +33,11 @@ describe('isRefusedAddress', () => {
     'ff02::1',
     '::ffff:127.0.0.1',
     '::ffff:a00:1',
+    '64:ff9b::a00:1',
+    '64:ff9b::808:808',
+    '64:ff9b:1::1',
+    '2002:a00:1::1',
+    '2001:0:4136:e378::1',
     'not-an-address',
   ])('refuses %s', (address) => {
     expect(isRefusedAddress(address)).toBe(true);
@@ -49,11 +57,23 @@ describe('checkWebhookUrl', () => {
       ok: true,
       url: 'https://merchant.example/hooks?x=1',
     });
-    expect(checkWebhookUrl('http://93.184.216.34:8080/', false)).toEqual({
+    expect(checkWebhookUrl('http://93.184.216.34:443/', false)).toEqual({
       ok: true,
-      url: 'http://93.184.216.34:8080/',
+      url: 'http://93.184.216.34:443/',
+    });
+    expect(checkWebhookUrl('https://merchant.example:80/hooks', false)).toEqual({
+      ok: true,
+      url: 'https://merchant.example:80/hooks',
     });
   });
+
+  it.each(['http://93.184.216.34:8080/', 'https://merchant.example:8443/', 'http://merchant.example:6379/'])(
+    'refuses %s: only ports 80 and 443 unless private addresses are allowed',
+    (url) => {
+      expect(checkWebhookUrl(url, false)).toEqual({ ok: false, reason: 'must use port 80 or 443' });
+      expect(checkWebhookUrl(url, true).ok).toBe(true);
+    },
+  );
 
   it.each([
     'http://127.0.0.1/',
@@ -100,7 +120,9 @@ describe('createGuardedLookup (delivery-time check, DNS rebinding)', () => {
     );
     const error = await new Promise((resolve) => lookup('rebound.example', {}, (e) => resolve(e)));
     expect(error).toBeInstanceOf(RefusedAddressError);
-    expect((error as Error).message).toContain('10.0.0.7');
+    // The address is for our logs; the message, stored with the delivery, does not name it.
+    expect((error as RefusedAddressError).address).toBe('10.0.0.7');
+    expect((error as Error).message).not.toContain('10.0.0.7');
   });
 
   it('hands node exactly the public addresses it checked', async () => {
@@ -134,5 +156,24 @@ describe('createGuardedLookup (delivery-time check, DNS rebinding)', () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+describe('assertDeliverableHost (delivery-time check of a stored URL)', () => {
+  it('refuses a port other than 80 or 443, and an internal address given as the host', () => {
+    expect(() => assertDeliverableHost(new URL('http://93.184.216.34:8080/'))).toThrow(RefusedPortError);
+    expect(() => assertDeliverableHost(new URL('http://[64:ff9b::a00:1]/'))).toThrow(RefusedAddressError);
+    expect(() => assertDeliverableHost(new URL('https://93.184.216.34/'))).not.toThrow();
+  });
+});
+
+describe('redactAddresses (errors stored with a delivery)', () => {
+  it.each([
+    ['connect ECONNREFUSED 10.0.0.5:443', 'connect ECONNREFUSED <address>'],
+    ['connect ETIMEDOUT 93.184.216.34:80', 'connect ETIMEDOUT <address>'],
+    ['connect EHOSTUNREACH fd12:3456::1', 'connect EHOSTUNREACH <address>'],
+    ['read ECONNRESET', 'read ECONNRESET'],
+  ])('%s -> %s', (text, redacted) => {
+    expect(redactAddresses(text)).toBe(redacted);
   });
 });

@@ -7,8 +7,9 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
  * metadata endpoint or anything else only the service can see (server-side request forgery).
  *
  * Two checks, both switched off by WEBHOOK_ALLOW_PRIVATE (development and tests):
- * - when the URL is set: http or https only, and a host given as an IP address (or `localhost`) must
- *   not be an internal address;
+ * - when the URL is set: http or https only, on port 80 or 443 (an internal service listens on any other
+ *   port of a public-looking address, such as a load balancer's), and a host given as an IP address (or
+ *   `localhost`) must not be an internal address;
  * - at every delivery: every address the host name resolves to must be public, and the connection goes
  *   to the address that was checked (a name re-pointed at an internal address after it was set, DNS
  *   rebinding, is caught here).
@@ -36,6 +37,12 @@ for (const [network, prefix] of [
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
+  // Ranges that carry an IPv4 address inside an IPv6 one, so a gateway or relay would forward to it
+  // (possibly an internal one): refused whole rather than judged by the address they carry.
+  ['64:ff9b::', 96], // NAT64, well-known prefix (RFC 6052)
+  ['64:ff9b:1::', 48], // NAT64, local-use prefix (RFC 8215)
+  ['2002::', 16], // 6to4 (RFC 3056)
+  ['2001::', 32], // Teredo (RFC 4380)
 ] as const) {
   refused.addSubnet(network, prefix, 'ipv6');
 }
@@ -84,24 +91,42 @@ export function checkWebhookUrl(input: string, allowPrivate: boolean): WebhookUr
     if (isLocalhostName(host) || (isIP(host) !== 0 && isRefusedAddress(host))) {
       return { ok: false, reason: 'must not point at a loopback, private, link-local or other internal address' };
     }
+    if (!isWebPort(url)) return { ok: false, reason: 'must use port 80 or 443' };
   }
   return { ok: true, url: url.href };
 }
 
-/** A refused delivery target: permanent for this delivery, not a network failure worth retrying. */
+/** Port 80 or 443, written or implied by the scheme (the URL parser drops a scheme's default port). */
+function isWebPort(url: URL): boolean {
+  return url.port === '' || url.port === '80' || url.port === '443';
+}
+
+/**
+ * A refused delivery target: permanent for this delivery, not a network failure worth retrying. The
+ * message, which is stored with the delivery and shown to admins, does not name the address: an internal
+ * address a merchant's host name resolves to is a fact about our network. `address` is for our logs.
+ */
 export class RefusedAddressError extends Error {
   constructor(readonly address: string) {
-    super(`refused: resolves to an internal address (${address})`);
+    super('refused: the host is, or resolves to, an internal address');
+  }
+}
+
+/** A webhook set before the port rule, or stored by other means: refused at delivery as at set-up. */
+export class RefusedPortError extends Error {
+  constructor() {
+    super('refused: webhooks are delivered to port 80 or 443 only');
   }
 }
 
 /**
- * The delivery-time check for a host given as an IP address (node connects to those without a lookup),
- * or `localhost`. Throws RefusedAddressError.
+ * The delivery-time check for the port, and for a host given as an IP address (node connects to those
+ * without a lookup) or `localhost`. Throws RefusedPortError or RefusedAddressError.
  */
 export function assertDeliverableHost(url: URL): void {
   const host = bareHost(url);
   if (isLocalhostName(host) || (isIP(host) !== 0 && isRefusedAddress(host))) throw new RefusedAddressError(host);
+  if (!isWebPort(url)) throw new RefusedPortError();
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   assertDeliverableHost,
   guardedLookup,
   RefusedAddressError,
+  RefusedPortError,
 } from '../../shared/webhooks/webhook-address-guard.js';
 
 export interface WebhookRequest {
@@ -60,12 +61,26 @@ export function sendWebhook(webhook: WebhookRequest): Promise<WebhookResponse> {
 }
 
 function failure(error: unknown, timeoutMs?: number): WebhookResponse {
-  if (error instanceof RefusedAddressError) return { outcome: 'refused', error: error.message };
+  if (error instanceof RefusedAddressError || error instanceof RefusedPortError) {
+    return { outcome: 'refused', error: error.message };
+  }
   const name = (error as { name?: string }).name;
   if (name === 'AbortError' || name === 'TimeoutError') {
     return { outcome: 'unreachable', error: `no answer within ${timeoutMs} ms` };
   }
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
-  return { outcome: 'unreachable', error: code && !message.includes(code) ? `${code}: ${message}` : message };
+  const text = code && !message.includes(code) ? `${code}: ${message}` : message;
+  return { outcome: 'unreachable', error: redactAddresses(text) };
+}
+
+/** IPv4 and IPv6 addresses (with an optional port) as socket errors print them, e.g. `connect ECONNREFUSED 10.0.0.5:443`. */
+const ADDRESS = /\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\[?\b[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}\b\]?(?::\d+)?/gi;
+
+/**
+ * The error stored with a delivery (and shown by the admin API) names no address: what a merchant's
+ * host name resolves to, or which of our own addresses refused, is not theirs to see.
+ */
+export function redactAddresses(text: string): string {
+  return text.replace(ADDRESS, '<address>');
 }
