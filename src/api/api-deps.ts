@@ -56,6 +56,7 @@ export function createApiDeps(
       ttlMs: config.MERCHANT_CACHE_TTL_MS,
       maxEntries: config.MERCHANT_CACHE_MAX_ENTRIES,
       maxBytes: config.MERCHANT_CACHE_MAX_BYTES,
+      staleMaxMs: config.MERCHANT_STALE_MAX_MS,
     }),
     readAllCache: new ReadAllCache({
       ttlMs: config.READ_CACHE_TTL_MS,

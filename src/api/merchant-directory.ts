@@ -27,6 +27,8 @@ export interface MerchantDirectoryOptions {
   ttlMs: number;
   maxEntries: number;
   maxBytes: number;
+  /** How long after it was read a record may still be used while Postgres is away (omitted: no limit). */
+  staleMaxMs?: number;
 }
 
 interface CachedMerchant {
@@ -71,8 +73,11 @@ export class MerchantDirectory {
       refreshAfterMs: options.ttlMs / 2,
       // Postgres away: a merchant this process has seen keeps its last known record, so its cancels
       // (which need only Redis) are still accepted during the outage. A change made meanwhile (a
-      // disabled merchant, a rotated secret) applies once Postgres answers again.
+      // disabled merchant, a rotated secret) applies once Postgres answers again, or once the record is
+      // older than staleMaxMs: past that, the merchant's requests answer 503 like any unknown one's, so a
+      // long outage cannot keep a revoked secret working.
       serveStaleOn: isDatabaseUnavailable,
+      staleMaxAgeMs: options.staleMaxMs,
       absent: { maxEntries: unknownEntries, bytes: UNKNOWN_ID_BYTES },
     });
   }

@@ -98,6 +98,12 @@ export const configSchema = z
     MERCHANT_CACHE_MAX_ENTRIES: positiveInt(10_000),
     /** Most bytes of merchant records one API process caches (allow-lists make some records large). */
     MERCHANT_CACHE_MAX_BYTES: positiveInt(16 * 1024 * 1024),
+    /**
+     * During a Postgres outage a merchant's last known record is still used (its cancels need only
+     * Redis), for at most this long after it was read: a disabled merchant or a rotated secret stops
+     * working within it, whatever the outage.
+     */
+    MERCHANT_STALE_MAX_MS: positiveInt(5 * 60_000),
     /** How long an API process reuses a readAll answer for the same merchant and filters; 0 switches it off. */
     READ_CACHE_TTL_MS: nonNegativeInt(2_000),
     /** Most readAll answers one API process keeps. */

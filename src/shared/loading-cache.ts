@@ -115,6 +115,11 @@ export interface LoadingCacheOptions<V> {
    */
   serveStaleOn?: (error: unknown) => boolean;
   /**
+   * With `serveStaleOn`: a last known value read longer ago than this is not answered (the failure is),
+   * so an outage cannot keep a value in use forever. Omitted: no limit.
+   */
+  staleMaxAgeMs?: number;
+  /**
    * Loads that answered `null` (nothing under this key) are remembered apart, in a cache of at most
    * `maxEntries`, each counted as `bytes`: keys made up by a caller then only ever evict other made-up
    * keys, never the values of real ones. Omitted: `null` is kept like any other value.
@@ -215,7 +220,8 @@ export class LoadingCache<V> {
       value = await load();
     } catch (error) {
       const lastKnown = this.options.serveStaleOn?.(error) ? this.values.getStale(key) : undefined;
-      if (lastKnown) return lastKnown.value;
+      const maxAge = this.options.staleMaxAgeMs ?? Number.POSITIVE_INFINITY;
+      if (lastKnown && Date.now() - lastKnown.loadedAt <= maxAge) return lastKnown.value;
       throw error;
     }
     if (this.generation !== generation) return value;

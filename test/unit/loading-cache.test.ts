@@ -244,6 +244,23 @@ describe('LoadingCache', () => {
     expect(await cache.get('a', async () => 'A2')).toBe('A2');
   });
 
+  it('does not answer a last known value read longer ago than staleMaxAgeMs', async () => {
+    vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
+    const unavailable = async (): Promise<string> => {
+      throw new Error('unavailable');
+    };
+    const cache = new LoadingCache<string>({
+      ...options,
+      serveStaleOn: (error) => error instanceof Error && error.message === 'unavailable',
+      staleMaxAgeMs: 60_000,
+    });
+    await cache.get('a', async () => 'A');
+    vi.setSystemTime(1_060_000);
+    expect(await cache.get('a', unavailable)).toBe('A');
+    vi.setSystemTime(1_060_001);
+    await expect(cache.get('a', unavailable)).rejects.toThrow('unavailable');
+  });
+
   it('forgets one key, or the keys a predicate picks, and keeps out loads begun before', async () => {
     const cache = new LoadingCache<string>(options);
     for (const key of ['m1:a', 'm1:b', 'm2:a']) await cache.get(key, async () => 'old');
