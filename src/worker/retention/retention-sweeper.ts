@@ -68,7 +68,7 @@ export interface RetentionSweeperDeps {
 }
 
 /** RETENTION_SWEEP_INTERVAL_MS, or a tenth of the retention, at most an hour. */
-export function sweepIntervalMs(config: Config): number {
+function sweepIntervalMs(config: Config): number {
   return config.RETENTION_SWEEP_INTERVAL_MS ?? Math.min(Math.floor(config.RETENTION_MS / 10), HOUR_MS);
 }
 
