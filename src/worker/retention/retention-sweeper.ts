@@ -205,7 +205,7 @@ export class RetentionSweeper {
   }
 
   private schedule(delayMs: number): void {
-    if (this.halted) return;
+    if (this.halted || this.deps.stopping.aborted) return;
     this.timer = setTimeout(() => {
       const sweep = this.sweep().catch((error: unknown) =>
         this.deps.logger.warn({ err: error }, 'retention sweep failed; it runs again at the next turn'),
