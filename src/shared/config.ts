@@ -186,6 +186,26 @@ export const configSchema = z
     WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
     /** Webhook deliveries one worker has in flight at once (each waits on the network, not on Postgres). */
     WEBHOOK_DELIVERY_CONCURRENCY: positiveInt(20),
+
+    // Retention (docs/design.md §13): how long the service keeps its own records.
+    /**
+     * Lifetime of the service's own records: finished jobs' audit rows (and the rewards lists and
+     * slices of those jobs), webhook deliveries, and sessions whose expiry is this long past (with
+     * their bet slip items). A finished job older than this answers 404. 30 days by default; 60,000
+     * (one minute) at least, for tests and soaks.
+     */
+    RETENTION_MS: z.coerce
+      .number()
+      .int()
+      .min(60_000, 'must be at least 60000 (one minute)')
+      .default(30 * 24 * 60 * 60 * 1000),
+    /**
+     * How often a worker tries to sweep (one worker at a time sweeps; the others find the lock taken).
+     * Unset: RETENTION_MS / 10, at most an hour. Each wait is jittered by ±20 %.
+     */
+    RETENTION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).optional(),
+    /** Rows one sweep statement deletes at most (each statement is its own short transaction). */
+    RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(5_000),
   })
   .superRefine((config, context) => {
     if (config.REDIS_URL === undefined && config.REDIS_CLUSTER_NODES === undefined) {

@@ -72,6 +72,42 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // Retention sweeper (worker processes only; src/worker/retention/).
+  readonly retentionDeleted = new Counter({
+    name: 'gateway_retention_deleted_total',
+    help: 'Rows the retention sweeper deleted, by table.',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
+  readonly retentionSweeps = new Counter({
+    name: 'gateway_retention_sweeps_total',
+    help: 'Retention sweeps by outcome: completed, skipped (another replica holds the sweep lock), failed.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly retentionLastSweep = new Gauge({
+    name: 'gateway_retention_last_sweep_timestamp_seconds',
+    help: 'When this process last completed a retention sweep (Unix seconds); 0 until it has.',
+    registers: [this.registry],
+  });
+
+  readonly retentionSweepDuration = new Histogram({
+    name: 'gateway_retention_sweep_duration_seconds',
+    help: 'Time one completed retention sweep took.',
+    buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
+
+  readonly retentionStatementDuration = new Histogram({
+    name: 'gateway_retention_statement_duration_seconds',
+    help: 'Time one retention delete statement (its own transaction) held its locks, by table.',
+    labelNames: ['table'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
   constructor(options: { collectDefaults: boolean; processName: string }) {
     this.registry.setDefaultLabels({ process: options.processName });
     if (options.collectDefaults) collectDefaultMetrics({ register: this.registry });

@@ -4,6 +4,7 @@ import { closeQueues } from '../shared/queue/queues.js';
 import { closeRedis } from '../shared/queue/redis.js';
 import { installShutdown } from '../shared/shutdown.js';
 import { createHealthApp, startHealthServer } from './health-server.js';
+import { RetentionSweeper } from './retention/retention-sweeper.js';
 import { createWorkerConnections, createWorkerDeps } from './worker-deps.js';
 import { startWorkers } from './workers.js';
 
@@ -14,6 +15,9 @@ const stopping = new AbortController();
 const deps = createWorkerDeps(config, logger, connections, stopping.signal);
 
 const running = startWorkers(deps);
+// One replica at a time removes what has outlived RETENTION_MS (docs/design.md §13).
+const sweeper = new RetentionSweeper(deps);
+sweeper.start();
 const health = startHealthServer(
   createHealthApp({ ...connections, queuePrefix: config.QUEUE_PREFIX, metrics: deps.metrics, queues: deps.queues }),
   config.WORKER_PORT,
@@ -24,6 +28,7 @@ logger.info(
     port: config.WORKER_PORT,
     cancelConcurrency: config.WORKER_CANCEL_CONCURRENCY,
     bulkConcurrency: config.WORKER_BULK_CONCURRENCY,
+    retentionMs: config.RETENTION_MS,
   },
   'worker started',
 );
@@ -37,7 +42,8 @@ installShutdown({
       'jobs',
       async () => {
         stopping.abort();
-        await running.close();
+        // A sweep in flight ends after its current statement (a few milliseconds).
+        await Promise.all([running.close(), sweeper.stop()]);
       },
     ],
     ['queues', () => closeQueues(deps.queues)],

@@ -88,6 +88,14 @@ describe('loadConfig', () => {
     );
   });
 
+  it('keeps records 30 days by default and accepts a retention down to one minute, not below', () => {
+    expect(loadConfig(required).RETENTION_MS).toBe(30 * 24 * 60 * 60 * 1000);
+    expect(loadConfig({ ...required, RETENTION_MS: '60000' }).RETENTION_MS).toBe(60_000);
+    expect(errorOf({ ...required, RETENTION_MS: '59999' }).message).toMatch(
+      /^\s*RETENTION_MS: must be at least 60000 \(one minute\)$/m,
+    );
+  });
+
   it('names every wrong variable at once, and not the good ones', () => {
     const error = errorOf({ ...required, PORT: 'x', LOG_LEVEL: 'loud' });
     expect(error.message).toMatch(/^\s*PORT: /m);

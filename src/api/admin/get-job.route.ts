@@ -30,7 +30,7 @@ export function registerGetJob(app: App): void {
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('param');
     const { redis, config, db } = c.get('deps');
-    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
+    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS);
     if (!status) throw new AppError('NOT_FOUND', 'Job not found');
     return c.json(status, 200);
   });

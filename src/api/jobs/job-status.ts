@@ -63,8 +63,25 @@ type RawJob = [
  * A job's status: from its hash in Redis while BullMQ holds it (live progress), else from the
  * `cancellation_jobs` table, which keeps it after Redis has forgotten the job. O(1) in Redis whatever
  * the backlog; a Postgres outage makes the second read fail (the API answers 503).
+ *
+ * A job that finished more than `retentionMs` ago is not found, wherever it is still held: the
+ * retention sweeper removes its audit row (docs/design.md §13), and Redis keeps finished jobs for their
+ * own time (an hour, failed ones 7 days), which may be longer than RETENTION_MS (down to a minute). So
+ * the answer does not depend on which of the two happens to hold the job, or on when the sweeper ran.
  */
 export async function findJobStatus(
+  redis: RedisConnection,
+  queuePrefix: string,
+  db: Db,
+  jobId: string,
+  retentionMs: number,
+): Promise<JobStatus | null> {
+  const status = await readJobStatus(redis, queuePrefix, db, jobId);
+  if (status?.finishedAt != null && status.finishedAt < Date.now() - retentionMs) return null;
+  return status;
+}
+
+async function readJobStatus(
   redis: RedisConnection,
   queuePrefix: string,
   db: Db,

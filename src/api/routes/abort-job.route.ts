@@ -45,7 +45,7 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
     const { jobId } = c.req.valid('json');
     const { redis, config, db, producer } = c.get('deps');
     const merchantId = c.get('merchant').id;
-    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
+    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS);
     // Another merchant's job is as unknown as a job that never existed.
     if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
     if (isFinished(status.state)) throw new AppError('CONFLICT', `Job has already finished: ${status.state}`);
@@ -57,7 +57,9 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
       status.state === 'queued' &&
       (await withdraw(c.get('deps'), status, () => producer.withdraw(status.operation, merchantId, jobId)));
     c.set('jobId', jobId);
-    const after = toPublicStatus((await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId)) ?? status);
+    const after = toPublicStatus(
+      (await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS)) ?? status,
+    );
     if (withdrawn) await withdrawnAnnounced(c.get('deps'), merchantId, after);
     return c.json(after, 200);
   });

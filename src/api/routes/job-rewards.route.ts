@@ -62,7 +62,7 @@ export function registerJobRewards(app: App, auth: MerchantRouteMiddleware): voi
     const { jobId, after, limit } = c.req.valid('json');
     const { redis, config, db } = c.get('deps');
     const merchantId = c.get('merchant').id;
-    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
+    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS);
     // Another merchant's job is as unknown as a job that never existed.
     if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
     const page = await listJobRewards(db, {

@@ -32,7 +32,7 @@ export function registerJobStatus(app: App, auth: MerchantRouteMiddleware): void
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('json');
     const { redis, config, db } = c.get('deps');
-    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId);
+    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS);
     // Another merchant's job is as unknown as a job that never existed.
     if (!status || status.merchantId !== c.get('merchant').id) throw new AppError('NOT_FOUND', 'Job not found');
     return c.json(toPublicStatus(status), 200);

@@ -198,7 +198,9 @@ const DAY_SECONDS = 24 * HOUR_SECONDS;
  * Retention in Redis, sized in jobs and bytes. A finished job keeps only its small data (who asked;
  * its identifiers are dropped when it finishes) and its counts: about 1 KB. Completed jobs: at most
  * 10,000 per queue for at most an hour (≈ 10 MB per queue); failed jobs: at most 10,000 per queue for
- * 7 days (≈ 10 MB). Job status reads the audit table in Postgres once Redis has forgotten a job.
+ * 7 days (≈ 10 MB). Job status reads the audit table in Postgres once Redis has forgotten a job. These
+ * ages may outlast RETENTION_MS (down to a minute): job status then answers a job finished longer ago
+ * than RETENTION_MS as not found, whichever of the two still holds it (api/jobs/job-status.ts).
  */
 const retention = {
   completed: { age: HOUR_SECONDS, count: 10_000 },
