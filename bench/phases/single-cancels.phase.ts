@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { bookkeepingSize, bytesPer } from '../lib/bookkeeping-size.js';
 import type { Checks } from '../lib/checks.js';
 import type { LoadFigures } from '../lib/http-load.js';
 import { signedBody } from '../lib/merchant-client.js';
@@ -79,8 +80,20 @@ export function singleCancelPhases({ context, data, measured, startApi, startWor
         progress.step(`single cancels (${label}): warm-up, ${warmUp} cancels of rewards that do not exist`);
         await warmUpSingleCancels(db, api.baseUrl, merchant, warmUp, options, checks);
         progress.step(`single cancels (${label}): ${requests} requests at -c ${connections}, end to end`);
+        // The first coalesced run also sizes what the service wrote for itself per cancel.
+        const sizing = side === 'coalesced' && index === 1;
+        const sizeBefore = sizing ? await bookkeepingSize(db) : null;
         const endToEnd = await measureSingleCancels(db, api.baseUrl, merchant, ids.slice(0, requests), options, checks);
         (side === 'coalesced' ? measured.coalesced : measured.oneUpdatePerJob).push(endToEnd);
+        if (sizeBefore) {
+          const per = bytesPer(sizeBefore, await bookkeepingSize(db), requests);
+          measured.bookkeeping.single = {
+            cancels: requests,
+            bytesPerCancel: per.bytes,
+            webhookBytesPerCancel: per.webhookBytes,
+          };
+          progress.step(`single cancels (${label}): ${per.bytes} bytes of bookkeeping per cancel`);
+        }
         progress.step(`single cancels (${label}): ${endToEnd.ms} ms (all accepted after ${endToEnd.acceptMs} ms)`);
         if (index < runs) return;
         const drain = await measureSingleCancels(
