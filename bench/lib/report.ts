@@ -74,6 +74,26 @@ export interface WorkerMemoryResults {
   idleBeforeSmallMiB: number | null;
 }
 
+/**
+ * Bytes the service writes for itself per cancel: pg_total_relation_size of cancellation_jobs, job_rewards
+ * and job_cancel_slices before and after a run (webhook_deliveries apart; none of the bench's merchants
+ * has a webhook, so it is 0 here).
+ */
+export interface BookkeepingResults {
+  /** The first coalesced end-to-end run of single cancels, every request cancelling one reward. */
+  single: { cancels: number; bytesPerCancel: number | null; webhookBytesPerCancel: number | null } | null;
+  /**
+   * The sampled bulkCancelByQuery: as its statements wrote it (noted slices), and once its rewards were
+   * read (one page: the slices expanded into job_rewards rows, the larger figure, judged).
+   */
+  bulk: {
+    rewards: number;
+    writtenBytesPerReward: number | null;
+    listedBytesPerReward: number | null;
+    webhookBytesPerReward: number | null;
+  } | null;
+}
+
 /** Redis memory around many large bulkCancel jobs, on a Redis server of the phase's own. */
 export interface RedisMemoryResults {
   run: RedisMemoryRun | null;
@@ -86,6 +106,7 @@ export interface RedisMemoryResults {
 export interface BenchResults {
   bulkCancelByQuery: BulkCancelResults;
   singleCancels: SingleCancelResults;
+  bookkeeping: BookkeepingResults;
   http: HttpResults | null;
   workerMemory: WorkerMemoryResults;
   redisMemory: RedisMemoryResults;
@@ -112,6 +133,8 @@ export interface TargetResult {
 }
 
 const MEMORY_HEADROOM_MIB = 100;
+const SINGLE_CANCEL_BYTES = 400;
+const BULK_REWARD_BYTES = 40;
 export const REDIS_MEMORY_HEADROOM_MIB = 50;
 const FAIR_TURN_MS = 5_000;
 const BET_SLIP_P99_FACTOR = 3;
@@ -119,6 +142,7 @@ const BET_SLIP_P99_FACTOR = 3;
 const count = (value: number | null) => (value === null ? 'n/a' : value.toLocaleString('en'));
 const ms = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} ms`);
 const times = (value: number | null) => (value === null ? 'n/a' : `${value}×`);
+const bytes = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} bytes`);
 
 function judge(valid: boolean, ...values: Array<number | null>): boolean {
   return valid && values.every((value) => value !== null);
@@ -217,6 +241,23 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
       : 'n/a',
     pass: redis?.valid ? redis.deltaMiB <= REDIS_MEMORY_HEADROOM_MIB : null,
   });
+  const { single, bulk: bulkBytes } = results.bookkeeping;
+  rows.push({
+    what: `bookkeeping per single cancel (${count(single?.cancels ?? null)} cancels)`,
+    target: `≤ ${SINGLE_CANCEL_BYTES} bytes`,
+    measured: bytes(single?.bytesPerCancel ?? null),
+    pass:
+      single?.bytesPerCancel != null && singles.valid.coalesced ? single.bytesPerCancel <= SINGLE_CANCEL_BYTES : null,
+  });
+  rows.push({
+    what: `bookkeeping per bulk reward (bulkCancelByQuery of ${count(bulkBytes?.rewards ?? null)}, listed)`,
+    target: `≤ ${BULK_REWARD_BYTES} bytes`,
+    measured: bytes(bulkBytes?.listedBytesPerReward ?? null),
+    pass:
+      bulkBytes?.listedBytesPerReward != null && oneWorkerValid
+        ? bulkBytes.listedBytesPerReward <= BULK_REWARD_BYTES
+        : null,
+  });
   const fair = results.fairTurns;
   rows.push({
     what: `a ${fair?.bIds ?? 'n/a'}-id bulkCancel behind another merchant's ${fair?.jobs ?? 'n/a'} queued ${count(fair?.playersPerJob ?? null)}-player jobs`,
@@ -300,6 +341,16 @@ export function formatReport(results: BenchResults): string {
         `${redis.serverPeakMiB} MiB; all completed after ${ms(redis.completedMs)}; ${redis.retries} sent again after a 503)`,
     ]);
   }
+  const { single, bulk: bulkBytes } = results.bookkeeping;
+  figures.push([
+    'bookkeeping per single cancel (webhook_deliveries apart)',
+    `${bytes(single?.bytesPerCancel ?? null)} (webhooks ${bytes(single?.webhookBytesPerCancel ?? null)})`,
+  ]);
+  figures.push([
+    'bookkeeping per bulkCancelByQuery reward: as written / listed (webhook_deliveries apart)',
+    `${bytes(bulkBytes?.writtenBytesPerReward ?? null)} / ${bytes(bulkBytes?.listedBytesPerReward ?? null)} ` +
+      `(webhooks ${bytes(bulkBytes?.webhookBytesPerReward ?? null)})`,
+  ]);
   const fair = results.fairTurns;
   if (fair) {
     figures.push([

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { type BookkeepingSize, bookkeepingSize, bytesPer } from '../lib/bookkeeping-size.js';
 import type { Checks } from '../lib/checks.js';
 import { loadAverage1m } from '../lib/machine.js';
 import { RssSampler } from '../lib/memory-sampler.js';
@@ -13,6 +14,7 @@ import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
 
 export const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
+const JOB_REWARDS_PATH = '/api/v1/integration/jobs/rewards';
 
 export interface BulkCancelRun {
   rewards: number;
@@ -251,8 +253,14 @@ export function sampledOneWorkerPhase(kit: PhaseKit): Phase {
     const { memory } = measured;
     memory.idleMiB = await idleRss(worker);
     progress.step(`worker idle RSS ${memory.idleMiB} MiB; bulkCancelByQuery of ${players.length} players, 1 worker`);
+    const sizeBefore = await bookkeepingSize(db);
     const { run, transactionSampling, peakRss } = await sampledBulkCancel(kit, db, worker, client, players, '1 worker');
     measured.oneWorker = run;
+    measured.bookkeeping.bulk = await bulkBookkeeping(db, client, run, sizeBefore);
+    progress.step(
+      `1 worker: bookkeeping ${measured.bookkeeping.bulk.writtenBytesPerReward} bytes per reward as written, ` +
+        `${measured.bookkeeping.bulk.listedBytesPerReward} once listed`,
+    );
     measured.longestTransaction = transactionSampling;
     memory.peak1MMiB = peakRss;
     memory.largeRewards = run.rewards;
@@ -261,6 +269,24 @@ export function sampledOneWorkerPhase(kit: PhaseKit): Phase {
         `worker RSS peak ${peakRss} MiB`,
     );
   });
+}
+
+/**
+ * Bytes of bookkeeping per reward of a finished bulkCancelByQuery: as its statements wrote them, then once
+ * its rewards have been read (one page through the API, which lists the noted slices in job_rewards).
+ */
+async function bulkBookkeeping(db: pg.Pool, client: MerchantClient, run: BulkCancelRun, before: BookkeepingSize) {
+  const written = bytesPer(before, await bookkeepingSize(db), run.rewards);
+  const page = await client.post(JOB_REWARDS_PATH, { jobId: run.jobId, limit: 1 });
+  if (page.status !== 200)
+    throw new Error(`job rewards of ${run.jobId} answered ${page.status}: ${page.text.slice(0, 300)}`);
+  const listed = bytesPer(before, await bookkeepingSize(db), run.rewards);
+  return {
+    rewards: run.rewards,
+    writtenBytesPerReward: written.bytes,
+    listedBytesPerReward: listed.bytes,
+    webhookBytesPerReward: listed.webhookBytes,
+  };
 }
 
 /**

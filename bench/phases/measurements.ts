@@ -1,6 +1,12 @@
 import { median, ratio } from '../lib/percentiles.js';
 import type { StreamSummary } from '../lib/read-all-stream.js';
-import type { BulkCancelResults, RedisMemoryResults, SingleCancelResults, WorkerMemoryResults } from '../lib/report.js';
+import type {
+  BookkeepingResults,
+  BulkCancelResults,
+  RedisMemoryResults,
+  SingleCancelResults,
+  WorkerMemoryResults,
+} from '../lib/report.js';
 import type { BenchSettings } from '../lib/settings.js';
 import type { TransactionSampler } from '../lib/transaction-sampler.js';
 import type { BulkCancelRun, RawUpdateRun } from './bulk-cancel.phase.js';
@@ -34,11 +40,13 @@ export interface Measurements {
   streams: PhaseResults['readAllStream'];
   memory: WorkerMemoryResults;
   redisMemory: RedisMemoryResults;
+  bookkeeping: BookkeepingResults;
 }
 
 export interface PhaseResults {
   bulkCancelByQuery: BulkCancelResults;
   singleCancels: SingleCancelResults;
+  bookkeeping: BookkeepingResults;
   http: HttpResults | null;
   workerMemory: WorkerMemoryResults;
   redisMemory: RedisMemoryResults;
@@ -77,6 +85,7 @@ export function emptyMeasurements(settings: BenchSettings): Measurements {
       largeRewards: null,
       idleBeforeSmallMiB: null,
     },
+    bookkeeping: { single: null, bulk: null },
     redisMemory: {
       run: null,
       serviceEnv: redisMemoryEnv(settings),
@@ -174,6 +183,7 @@ export function phaseResults(settings: BenchSettings, measured: Measurements, er
       rawAcceptBound: rawAcceptBound(settings.singles.requests, measured.http, oneUpdatePerJobMs),
       details: { coalesced, oneUpdatePerJob, coalescedDrain, oneUpdatePerJobDrain },
     },
+    bookkeeping: measured.bookkeeping,
     http: measured.http,
     workerMemory: measured.memory,
     redisMemory: measured.redisMemory,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { bookkeepingSize, bytesPer } from '../lib/bookkeeping-size.js';
 import type { Checks } from '../lib/checks.js';
 import type { LoadFigures } from '../lib/http-load.js';
 import { signedBody } from '../lib/merchant-client.js';
@@ -79,8 +80,20 @@ export function singleCancelPhases({ context, data, measured, startApi, startWor
         progress.step(`single cancels (${label}): warm-up, ${warmUp} cancels of rewards that do not exist`);
         await warmUpSingleCancels(db, api.baseUrl, merchant, warmUp, options, checks);
         progress.step(`single cancels (${label}): ${requests} requests at -c ${connections}, end to end`);
+        // The first coalesced run also sizes what the service wrote for itself per cancel.
+        const sizing = side === 'coalesced' && index === 1;
+        const sizeBefore = sizing ? await bookkeepingSize(db) : null;
         const endToEnd = await measureSingleCancels(db, api.baseUrl, merchant, ids.slice(0, requests), options, checks);
         (side === 'coalesced' ? measured.coalesced : measured.oneUpdatePerJob).push(endToEnd);
+        if (sizeBefore) {
+          const per = bytesPer(sizeBefore, await bookkeepingSize(db), requests);
+          measured.bookkeeping.single = {
+            cancels: requests,
+            bytesPerCancel: per.bytes,
+            webhookBytesPerCancel: per.webhookBytes,
+          };
+          progress.step(`single cancels (${label}): ${per.bytes} bytes of bookkeeping per cancel`);
+        }
         progress.step(`single cancels (${label}): ${endToEnd.ms} ms (all accepted after ${endToEnd.acceptMs} ms)`);
         if (index < runs) return;
         const drain = await measureSingleCancels(
@@ -131,8 +144,8 @@ async function warmUpSingleCancels(
   const countWarmUpJobs = async () => {
     const { rows } = await db.query<{ finished: number; notFound: number; cancelled: number }>(
       `SELECT count(*)::int AS finished,
-              count(*) FILTER (WHERE state = 'completed' AND not_found = 1)::int AS "notFound",
-              coalesce(sum(cancelled), 0)::int AS cancelled
+              count(*) FILTER (WHERE state = 'completed' AND outcome = 'notFound')::int AS "notFound",
+              count(*) FILTER (WHERE outcome = 'cancelled')::int AS cancelled
        FROM cancellation_jobs WHERE merchant_id = $1 AND operation = 'cancel' AND finished_at IS NOT NULL`,
       [merchant.id],
     );
@@ -245,14 +258,14 @@ async function measureSingleCancels(
   const http = await load;
 
   // What was measured is what was asked: one request per reward, each answered, each reward
-  // cancelled by a job of its own, and every job's audit row completed with `cancelled: 1`.
+  // cancelled by a job of its own, and every job's audit row completed with outcome `cancelled`.
   const { rows } = await db.query<{ cancelled: number; jobs: number; audited: number; first: number; last: number }>(
     `SELECT count(*) FILTER (WHERE r.status = 'CANCELLED')::int AS cancelled,
             count(DISTINCT r.cancellation_job_id)::int AS jobs,
-            count(j.id) FILTER (WHERE j.state = 'completed' AND j.cancelled = 1)::int AS audited,
+            count(j.id) FILTER (WHERE j.state = 'completed' AND j.outcome = 'cancelled')::int AS audited,
             (extract(epoch FROM min(r.cancelled_at)) * 1000)::float8 AS first,
             (extract(epoch FROM max(r.cancelled_at)) * 1000)::float8 AS last
-     FROM rewards r LEFT JOIN cancellation_jobs j ON j.id = r.cancellation_job_id::text
+     FROM rewards r LEFT JOIN cancellation_jobs j ON j.id = r.cancellation_job_id
      WHERE r.id = ANY($1::uuid[])`,
     [ids],
   );
@@ -266,7 +279,7 @@ async function measureSingleCancels(
     ) && valid;
   valid = checks.equal(`${label}: rewards CANCELLED`, row?.cancelled, ids.length) && valid;
   valid = checks.equal(`${label}: distinct cancelling jobs`, row?.jobs, ids.length) && valid;
-  valid = checks.equal(`${label}: job audit rows completed with cancelled = 1`, row?.audited, ids.length) && valid;
+  valid = checks.equal(`${label}: job audit rows completed with outcome cancelled`, row?.audited, ids.length) && valid;
   return {
     requests: ids.length,
     ms: round(ms, 0),

@@ -155,11 +155,10 @@ describe('cancel (single)', () => {
       merchant_id: merchant.id,
       operation: 'cancel',
       state: 'completed',
-      requested: 1,
-      cancelled: 1,
-      already_cancelled: 0,
-      not_cancellable: 0,
-      not_found: 0,
+      // A single cancel's counts are its one outcome; the reward it cancelled is on the row.
+      outcome: 'cancelled',
+      reward_id: reward?.id,
+      requested: null,
       error: null,
     });
     expect(audit.finished_at).toBeInstanceOf(Date);

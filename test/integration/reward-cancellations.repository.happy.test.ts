@@ -134,40 +134,37 @@ describe('cancelSingleRewards', () => {
       { status: 'CANCELLED', jobId: earlierJob, hasCancelledAt: true },
       { status: 'ACTIVE', jobId: null, hasCancelledAt: false },
     ]);
-    // Each request's audit row, written by the same statement: completed, with its own counts.
+    // Each request's audit row, written by the same statement: completed, with its own outcome (its counts,
+    // NULL as columns) and the reward it cancelled, if it did (what its rewards page lists).
     const audit = await env.db
       .selectFrom('cancellation_jobs')
-      .select([
-        'id',
-        'state',
-        'operation',
-        'requested',
-        'cancelled',
-        'already_cancelled',
-        'not_cancellable',
-        'not_found',
-      ])
+      .select(['id', 'state', 'operation', 'outcome', 'reward_id', 'requested', 'cancelled'])
       .where('id', 'in', jobIds)
       .execute();
-    const counts = (cancelled: number, already: number, notCancellable: number, notFound: number) => ({
+    const row = (outcome: string, rewardId: string | null = null) => ({
       state: 'completed',
       operation: 'cancel',
-      requested: 1,
-      cancelled,
-      already_cancelled: already,
-      not_cancellable: notCancellable,
-      not_found: notFound,
+      outcome,
+      reward_id: rewardId,
+      requested: null,
+      cancelled: null,
     });
-    expect(jobIds.map((id) => audit.find((row) => row.id === id))).toEqual([
-      { id: jobIds[0], ...counts(1, 0, 0, 0) },
-      { id: jobIds[1], ...counts(1, 0, 0, 0) },
-      { id: jobIds[2], ...counts(0, 0, 1, 0) },
-      { id: jobIds[3], ...counts(0, 0, 1, 0) },
-      { id: jobIds[4], ...counts(0, 1, 0, 0) },
-      { id: jobIds[5], ...counts(0, 0, 0, 1) },
-      { id: jobIds[6], ...counts(0, 0, 0, 1) },
-      { id: jobIds[7], ...counts(0, 0, 0, 1) },
+    expect(jobIds.map((id) => audit.find((found) => found.id === id))).toEqual([
+      { id: jobIds[0], ...row('cancelled', byId?.id) },
+      { id: jobIds[1], ...row('cancelled', byExternal?.id) },
+      { id: jobIds[2], ...row('notCancellable') },
+      { id: jobIds[3], ...row('notCancellable') },
+      { id: jobIds[4], ...row('alreadyCancelled') },
+      { id: jobIds[5], ...row('notFound') },
+      { id: jobIds[6], ...row('notFound') },
+      { id: jobIds[7], ...row('notFound') },
     ]);
+    // Nothing in job_rewards for a single cancel: its reward is on its row.
+    const listed = await env.db.selectFrom('job_rewards').select('job_id').where('job_id', 'in', jobIds).execute();
+    expect(listed).toEqual([]);
+    expect(
+      (await listJobRewards(env.db, { jobId: jobIds[1] as string, merchantId, after: undefined, limit: 10 })).rewards,
+    ).toEqual([{ id: byExternal?.id, externalId: byExternal?.externalId, playerId: player }]);
 
     // A retry of the same jobs reports the same outcomes and changes nothing more.
     expect(await inTransaction((trx) => cancelSingleRewards(trx, requests))).toEqual(outcomes);
@@ -282,6 +279,39 @@ describe('cancelRewardsByIdentifiers', () => {
       'CANCELLED',
       'ACTIVE',
     ]);
+  });
+});
+
+describe('the listing of what a bulk batch cancelled', () => {
+  const rowsOf = async (jobId: string) =>
+    env.db.selectFrom('job_rewards').select(['bucket', 'reward_ids']).where('job_id', '=', jobId).execute();
+
+  it('lists a short batch as one row, a long one by bucket, and pages through both in id order', async () => {
+    const player = unique('listing');
+    const many = await rewards(Array.from({ length: 2_100 }, () => ({ playerId: player })));
+    const few = await rewards(Array.from({ length: 30 }, () => ({ playerId: player })));
+    const jobId = randomUUID();
+    const batch = (ids: string[]) =>
+      inTransaction((trx) => cancelRewardsByIdentifiers(trx, { jobId, merchantId, ids, externalIds: [] }));
+
+    await batch(few.map((reward) => reward.id));
+    const short = await rowsOf(jobId);
+    expect(short.map((row) => row.bucket)).toEqual([-1]);
+    expect(short[0]?.reward_ids).toEqual(few.map((reward) => reward.id).sort());
+
+    await batch(many.map((reward) => reward.id));
+    const buckets = (await rowsOf(jobId)).map((row) => row.bucket).filter((bucket) => bucket >= 0);
+    expect(buckets.length).toBeGreaterThan(200);
+
+    const listed: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await listJobRewards(env.db, { jobId, merchantId, after, limit: 300 });
+      listed.push(...page.rewards.map((reward) => reward.id));
+      if (page.next === null) break;
+      after = page.next;
+    }
+    expect(listed).toEqual([...many, ...few].map((reward) => reward.id).sort());
   });
 });
 
@@ -565,14 +595,14 @@ describe('the coalesced single-cancel write', () => {
         expect(await cancelSingleRewards(db, requests)).toEqual(requests.map(() => 'cancelled'));
         const recorded = await env.db
           .selectFrom('cancellation_jobs')
-          .select(['state', 'cancelled', 'attempts'])
+          .select(['state', 'outcome', 'attempts'])
           .where(
             'id',
             'in',
             requests.map((request) => request.jobId),
           )
           .execute();
-        expect(recorded).toEqual(requests.map(() => ({ state: 'completed', cancelled: 1, attempts: 1 })));
+        expect(recorded).toEqual(requests.map(() => ({ state: 'completed', outcome: 'cancelled', attempts: 1 })));
       }
       const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`.execute(db);
       expect(prepared.rows.map((row) => row.name)).toEqual(['cancel-single-rewards-recorded']);

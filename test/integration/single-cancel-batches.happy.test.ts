@@ -122,13 +122,13 @@ describe('single cancels stored together', { timeout: 60_000 }, () => {
     }
     const audit = await env.db
       .selectFrom('cancellation_jobs')
-      .select(['id', 'state', 'cancelled', 'operation'])
+      .select(['id', 'state', 'outcome', 'operation'])
       .where('id', 'in', ids)
       .execute();
     expect(audit).toHaveLength(30);
-    expect(audit.every((row) => row.state === 'completed' && row.cancelled === 1 && row.operation === 'cancel')).toBe(
-      true,
-    );
+    expect(
+      audit.every((row) => row.state === 'completed' && row.outcome === 'cancelled' && row.operation === 'cancel'),
+    ).toBe(true);
     expect(await api.deps.redis.exists(...dedupKeys)).toBe(0);
     // The finished batch keeps nothing that grows with its size in Redis.
     const batch = await singleQueue().getJob(batchIdOf(ids[0] as string));

@@ -8,6 +8,7 @@ import type { RedisConnection } from '../../shared/queue/redis.js';
 import { abortKey, jobChildrenKeys, jobKey, WITHDRAWN } from '../../shared/queue/redis-keys.js';
 import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
 import { batchIdOf } from '../../shared/single-cancels/member-ids.js';
+import { outcomeCounts } from '../../shared/single-cancels/outcome-counts.js';
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -171,21 +172,23 @@ function parseResult(returnvalue: string | null): Record<string, number> | null 
 }
 
 function statusFromRow(row: CancellationJobRow): JobStatus {
-  const counts: Record<string, number | null> =
-    row.operation === 'bulkCancelByQuery'
-      ? { players: row.players, cancelled: row.cancelled }
-      : {
-          requested: row.requested,
-          cancelled: row.cancelled,
-          alreadyCancelled: row.already_cancelled,
-          notCancellable: row.not_cancellable,
-          notFound: row.not_found,
-        };
+  let counts: Record<string, number | null>;
+  if (row.outcome !== null) counts = { ...outcomeCounts(row.outcome) };
+  else if (row.operation === 'bulkCancelByQuery') counts = { players: row.players, cancelled: row.cancelled };
+  else {
+    counts = {
+      requested: row.requested,
+      cancelled: row.cancelled,
+      alreadyCancelled: row.already_cancelled,
+      notCancellable: row.not_cancellable,
+      notFound: row.not_found,
+    };
+  }
   const hasCounts = Object.values(counts).some((value) => value !== null);
   return {
     jobId: row.id,
     merchantId: row.merchant_id,
-    operation: row.operation as JobStatus['operation'],
+    operation: row.operation,
     state: row.state,
     createdAt: row.created_at.getTime(),
     startedAt: row.started_at?.getTime() ?? null,

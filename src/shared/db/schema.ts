@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { Operation } from '../queue/job-catalogue.js';
 
 /**
  * Kysely's view of the tables created by the migrations in ./migrations. Numeric columns come back
@@ -147,24 +148,33 @@ export interface BetSlipItemsTable {
   away_team: string;
 }
 
+/** What a single cancel's one reward was: its counts, in one column (migration 2026-11-24T0100). */
+export type CancelOutcome = 'cancelled' | 'alreadyCancelled' | 'notCancellable' | 'notFound';
+
+/** One row per job of a merchant's (a single cancel, a bulk job); read by id only. */
 interface CancellationJobsTable {
   id: string;
   merchant_id: string;
-  operation: string;
+  /** The `job_operation` enum. */
+  operation: ColumnType<Operation, string, string>;
   state: JobState;
   request_id: string | null;
+  /** Counts of a bulk job; NULL for a single cancel, whose counts are its `outcome`. */
   requested: number | null;
   cancelled: number | null;
   already_cancelled: number | null;
   not_cancellable: number | null;
   not_found: number | null;
   players: number | null;
+  /** A completed single cancel's outcome; NULL for bulk jobs and unfinished or failed single cancels. */
+  outcome: CancelOutcome | null;
+  /** The reward a single cancel cancelled (its job's rewards page); NULL otherwise. */
+  reward_id: string | null;
   error: string | null;
   attempts: Generated<number>;
   created_at: Timestamp;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
-  updated_at: Generated<Date>;
 }
 
 interface MerchantWebhooksTable {
@@ -199,7 +209,10 @@ interface WebhookDeliveriesTable {
   created_at: CreatedAt;
 }
 
-/** Which rewards a job cancelled, by first byte of the id (`bucket`): written by the cancel statement itself. */
+/**
+ * Which rewards a job cancelled, by first byte of the id (`bucket`), or -1 for a short statement's whole
+ * list: written by the cancel statement itself.
+ */
 interface JobRewardsTable {
   job_id: string;
   bucket: number;

@@ -49,7 +49,6 @@ export async function recordJobsStarted(db: Executor, jobs: readonly JobRecord[]
         attempts: sql<number>`cancellation_jobs.attempts + 1`,
         error: sql<null>`CASE WHEN cancellation_jobs.state = 'completed' THEN cancellation_jobs.error ELSE NULL END`,
         started_at: eb.fn.coalesce('cancellation_jobs.started_at', eb.ref('excluded.started_at')),
-        updated_at: sql<Date>`now()`,
       })),
     )
     .execute();
@@ -66,10 +65,13 @@ export interface JobOutcome extends JobRecord {
 /**
  * How an audit row already there (an earlier attempt, or the API's record of an abort) takes a finished
  * job's outcome; the row is aliased `j`. Shared with the coalesced single-cancel statement, which writes its
- * rows in the same statement as the cancels.
+ * rows in the same statement as the cancels. A single cancel's reward stays listed (`reward_id`) whatever
+ * a later record says, as a bulk job's `job_rewards` rows do.
  */
 export const FINISHED_JOB_CONFLICT = `ON CONFLICT (id) DO UPDATE SET
      state = excluded.state,
+     outcome = excluded.outcome,
+     reward_id = coalesce(excluded.reward_id, j.reward_id),
      requested = excluded.requested,
      cancelled = excluded.cancelled,
      already_cancelled = excluded.already_cancelled,
@@ -78,8 +80,7 @@ export const FINISHED_JOB_CONFLICT = `ON CONFLICT (id) DO UPDATE SET
      players = excluded.players,
      error = excluded.error,
      started_at = coalesce(j.started_at, excluded.started_at),
-     finished_at = excluded.finished_at,
-     updated_at = now()`;
+     finished_at = excluded.finished_at`;
 
 /**
  * The finished jobs' audit rows, one upsert for all of them. Columns travel as one array each
@@ -95,7 +96,7 @@ const RECORD_JOBS_FINISHED = preparedStatement(
      not_cancellable, not_found, players, error, created_at, started_at, finished_at, attempts
    )
    SELECT t.*, 1 FROM unnest(
-     $1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[],
+     $1::uuid[], $2::uuid[], $3::job_operation[], $4::job_state[], $5::text[], $6::int[], $7::int[], $8::int[],
      $9::int[], $10::int[], $11::int[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::timestamptz[]
    ) AS t
    ${FINISHED_JOB_CONFLICT}`,

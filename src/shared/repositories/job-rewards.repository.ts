@@ -2,36 +2,29 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 
 /**
- * The list of rewards each job cancelled (table `job_rewards`; its migration says why it has this
- * shape): written by the cancel statements, or expanded from a by-query job's deferred slices
- * (`job_cancel_slices`, see its migration) when it is first read; read page by page.
+ * The list of rewards each job cancelled (table `job_rewards`; its migrations, 2026-11-22T0400 and
+ * 2026-11-24T0100, say why it has this shape): written by the cancel statements, or expanded from a
+ * by-query job's deferred slices (`job_cancel_slices`, see its migration) when it is first read; a single
+ * cancel's one reward is on its audit row instead (`cancellation_jobs.reward_id`); read page by page.
  */
 
 /**
- * The part of a cancel statement that lists what it cancelled: one row per job and bucket (first byte
- * of the reward id) with the ids sorted. Goes in the statement's WITH list, after a CTE `updated`
- * that RETURNS `id` and `cancellation_job_id` of the rewards the statement changed. Only changed
- * rewards are listed, and a reward changes once, so a retried batch lists nothing twice (ON CONFLICT
- * makes sure of it). For statements that cancel for several jobs at once (coalesced single cancels).
+ * Statements that change fewer rewards than this list them as one sorted row (`bucket` -1) rather than
+ * one row per first byte. A row and its key cost about 140 bytes besides its ids (16 bytes each): a
+ * 100-id batch touched ~82 buckets, 170 bytes per reward; as one row, about 20 (measured 2026-11-24). From
+ * 2,048 ids on, buckets hold 8 ids on average, under 40 bytes per reward, and pages of a large job read
+ * only the buckets they need.
  */
-export const listCancelledRewards = sql`
-  listed AS (
-    INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
-    SELECT job_id, bucket, ids[1], ids
-    FROM (
-      SELECT job_id, bucket, array_agg(id ORDER BY id) AS ids
-      FROM (SELECT cancellation_job_id AS job_id, id, get_byte(uuid_send(id), 0) AS bucket FROM updated) u
-      GROUP BY job_id, bucket
-    ) sorted
-    ON CONFLICT DO NOTHING
-  )
-`;
+const LIST_BY_BUCKET_FROM = 2_048;
 
 /**
- * The same listing for a statement that cancels for one job only (the bulk batches), where `from` (a
- * CTE of the statement, `updated` by default) need only return `id`. Grouping by bucket alone, with the
- * job id a parameter, made the listing cheaper (measured on the bulk batch statement,
- * 2026-11-22). Also lists the rewards of expanded deferred slices.
+ * The part of a cancel statement that lists what it cancelled, for one job, in the statement's WITH list,
+ * after a CTE `from` (`updated` by default) that returns the `id` of the rewards the statement changed:
+ * one row per bucket (first byte of the id, the ids sorted), or one row of them all when they are fewer
+ * than LIST_BY_BUCKET_FROM. Grouping by bucket alone, with the job id a parameter, made the listing cheaper
+ * (measured on the bulk batch statement, 2026-11-22). Only changed rewards are listed, and a reward
+ * changes once, so a retried batch lists nothing twice (ON CONFLICT makes sure of it). Also lists the
+ * rewards of expanded deferred slices.
  */
 export function listCancelledRewardsOfJob(jobId: string, from = 'updated') {
   return sql`
@@ -40,7 +33,11 @@ export function listCancelledRewardsOfJob(jobId: string, from = 'updated') {
     SELECT ${jobId}::uuid, bucket, ids[1], ids
     FROM (
       SELECT bucket, array_agg(id ORDER BY id) AS ids
-      FROM (SELECT id, get_byte(uuid_send(id), 0) AS bucket FROM ${sql.ref(from)}) u
+      FROM (
+        SELECT id, CASE WHEN (SELECT count(*) FROM ${sql.ref(from)}) < ${sql.lit(LIST_BY_BUCKET_FROM)} THEN -1
+          ELSE get_byte(uuid_send(id), 0) END AS bucket
+        FROM ${sql.ref(from)}
+      ) u
       GROUP BY bucket
     ) sorted
     ON CONFLICT DO NOTHING
@@ -114,11 +111,12 @@ const FIRST_ID = '00000000-0000-0000-0000-000000000000';
  * One page of the rewards a job cancelled, in id order, after the reward id `after` (keyset paging).
  * The job's deferred slices are expanded first (the first page of a large by-query job pays for its
  * listing, which grows with the job's size).
- * Buckets are read in key order from the one of `after` on, and the planner stops once the page is
- * full (an incremental sort on the presorted bucket): a 1,000-reward page of a 1,000,000-reward job
- * reads about 4,000 ids, not the million. Each reward is then read by id, scoped to the merchant as
- * well, so another merchant's reward can never appear. One row more than the page is read to know
- * whether another page follows.
+ * Three sources, merged by id: the bucketed rows, read in key order from the bucket of `after` on, where
+ * the planner stops once the page is full (an incremental sort on the presorted bucket): a 1,000-reward
+ * page of a 1,000,000-reward job reads about 4,000 ids, not the million; the short statements' whole rows
+ * (`bucket` -1), read whole (each under LIST_BY_BUCKET_FROM ids); and a single cancel's reward, on its
+ * own audit row. Each reward is then read by id, scoped to the merchant as well, so another merchant's
+ * reward can never appear. One row more than the page is read to know whether another page follows.
  */
 export async function listJobRewards(
   db: Kysely<Database>,
@@ -128,13 +126,29 @@ export async function listJobRewards(
   await expandDeferredSlices(db, jobId);
   const after = params.after ?? FIRST_ID;
   const result = await sql<JobReward>`
-    WITH page AS (
+    WITH bucketed AS (
       SELECT id
       FROM job_rewards b, unnest(b.reward_ids) AS id
       WHERE b.job_id = ${jobId}::uuid
         AND b.bucket >= get_byte(uuid_send(${after}::uuid), 0)
         AND id > ${after}::uuid
       ORDER BY b.bucket, id
+      LIMIT ${limit + 1}
+    ),
+    whole AS (
+      SELECT id
+      FROM job_rewards b, unnest(b.reward_ids) AS id
+      WHERE b.job_id = ${jobId}::uuid AND b.bucket = -1 AND id > ${after}::uuid
+      ORDER BY id
+      LIMIT ${limit + 1}
+    ),
+    single AS (
+      SELECT reward_id AS id FROM cancellation_jobs
+      WHERE id = ${jobId}::uuid AND reward_id > ${after}::uuid
+    ),
+    page AS (
+      SELECT id FROM (SELECT id FROM bucketed UNION ALL SELECT id FROM whole UNION ALL SELECT id FROM single) listed
+      ORDER BY id
       LIMIT ${limit + 1}
     )
     SELECT r.id, r.external_id AS "externalId", r.player_id AS "playerId"

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import { type Executor, prepared } from '../db/client.js';
 import type { Database } from '../db/schema.js';
 import { FINISHED_JOB_CONFLICT } from './cancellation-jobs.repository.js';
-import { listCancelledRewards, listCancelledRewardsOfJob } from './job-rewards.repository.js';
+import { listCancelledRewardsOfJob } from './job-rewards.repository.js';
 
 /**
  * The SQL that cancels rewards. Every statement is set-based (ids travel as one array parameter),
@@ -12,8 +12,9 @@ import { listCancelledRewards, listCancelledRewardsOfJob } from './job-rewards.r
  * earlier attempt of the same job (its id is on the reward): a retried job reports the same counts.
  *
  * Each cancel statement also lists the rewards it changed (see job-rewards.repository.ts), in the same
- * commit: in `job_rewards` from the UPDATE's RETURNING, or, for a by-query slice done in one statement,
- * as one `job_cancel_slices` row expanded when the listing is read. What a job cancelled is paged from
+ * commit: in `job_rewards` from the UPDATE's RETURNING, a single cancel's on its own audit row
+ * (`reward_id`), or, for a by-query slice done in one statement, as one `job_cancel_slices` row expanded
+ * when the listing is read. What a job cancelled is paged from
  * there, because an index on `rewards.cancellation_job_id` would stop cancels from being HOT updates.
  */
 
@@ -33,8 +34,8 @@ export interface SingleCancelRequest {
 
 /**
  * Many single cancels (of any merchants) in one statement: the coalesced path. Returns one outcome
- * per request, in request order, and writes each request's audit row (`completed`, its counts) in the
- * same statement, so the row says `completed` exactly when the reward change has committed. Job ids
+ * per request, in request order, and writes each request's audit row (`completed`, its outcome, the
+ * reward it cancelled) in the same statement, so the row says `completed` exactly when the reward change has committed. Job ids
  * must be distinct (each row is written once).
  *
  * One statement rather than a transaction of two: no BEGIN and COMMIT round trips, one message to
@@ -74,9 +75,8 @@ export async function cancelSingleRewards(
       WHERE r.id = m.id AND r.status = 'ACTIVE'
       RETURNING r.id, r.cancellation_job_id
     ),
-    ${listCancelledRewards},
     settled AS (
-      SELECT i.ordinal, i.job_id, i.merchant_id, i.request_id, i.created_at, i.started_at,
+      SELECT i.ordinal, i.job_id, i.merchant_id, i.request_id, i.created_at, i.started_at, m.id AS reward_id,
         CASE
           WHEN m.id IS NULL THEN 'notFound'
           WHEN u.id IS NOT NULL THEN 'cancelled'
@@ -90,12 +90,10 @@ export async function cancelSingleRewards(
     ),
     recorded AS (
       INSERT INTO cancellation_jobs AS j (
-        id, merchant_id, operation, state, request_id, requested, cancelled, already_cancelled,
-        not_cancellable, not_found, created_at, started_at, finished_at, attempts
+        id, merchant_id, operation, state, request_id, outcome, reward_id, created_at, started_at, finished_at, attempts
       )
-      SELECT job_id::text, merchant_id, 'cancel', 'completed', request_id, 1,
-        (outcome = 'cancelled')::int, (outcome = 'alreadyCancelled')::int,
-        (outcome = 'notCancellable')::int, (outcome = 'notFound')::int,
+      SELECT job_id, merchant_id, 'cancel'::job_operation, 'completed'::job_state, request_id,
+        outcome::cancel_outcome, CASE WHEN outcome = 'cancelled' THEN reward_id END,
         created_at, started_at, now(), 1
       FROM settled
       ${sql.raw(FINISHED_JOB_CONFLICT)}

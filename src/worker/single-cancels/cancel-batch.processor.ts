@@ -5,9 +5,10 @@ import { cancelBatchJobSchema } from '../../shared/queue/job-catalogue.js';
 import { WITHDRAWN } from '../../shared/queue/redis-keys.js';
 import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
 import type { BatchMember } from '../../shared/single-cancels/member-ids.js';
+import { outcomeCounts } from '../../shared/single-cancels/outcome-counts.js';
 import type { WorkerDeps } from '../worker-context.js';
 import type { Coalescer } from './cancel-coalescer.js';
-import { type SingleCancel, toResult } from './single-cancel-coalescer.js';
+import type { SingleCancel } from './single-cancel-coalescer.js';
 import { takeBatch } from './take-batch.js';
 
 /** What the queue job itself returns: how its requests ended (each request's own counts are its job's). */
@@ -76,7 +77,7 @@ export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalesce
       const member = toApply[index] as BatchMember;
       if (outcome.status === 'fulfilled') {
         result.completed += 1;
-        ends.push({ member, state: 'completed', counts: toResult(outcome.value) });
+        ends.push({ member, state: 'completed', counts: outcomeCounts(outcome.value) });
         return;
       }
       result.failed += 1;

@@ -1,5 +1,4 @@
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
-import type { CancelResult } from '../../shared/queue/job-catalogue.js';
 import { cancelSingleRewards, type RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
 import type { WorkerDeps } from '../worker-context.js';
 import { Coalescer } from './cancel-coalescer.js';
@@ -12,16 +11,6 @@ export interface SingleCancel {
   requestId?: string;
   createdAt: Date;
   startedAt: Date;
-}
-
-export function toResult(outcome: RewardOutcome): CancelResult {
-  return {
-    requested: 1,
-    cancelled: outcome === 'cancelled' ? 1 : 0,
-    alreadyCancelled: outcome === 'alreadyCancelled' ? 1 : 0,
-    notCancellable: outcome === 'notCancellable' ? 1 : 0,
-    notFound: outcome === 'notFound' ? 1 : 0,
-  };
 }
 
 /**
