@@ -50,7 +50,7 @@ async function seedJobs(jobs: number, bucketsPerJob: number, expired: boolean, o
   const finishedAt = expired ? sql`now() - interval '2 minutes'` : sql`now()`;
   await sql`
     INSERT INTO cancellation_jobs (id, merchant_id, operation, state, created_at, started_at, finished_at)
-    SELECT md5(${offset}::int + g || '')::uuid::text, ${merchant.id}::uuid, 'cancel', 'completed',
+    SELECT md5(${offset}::int + g || '')::uuid, ${merchant.id}::uuid, 'cancel', 'completed',
       now() - interval '3 minutes', now() - interval '3 minutes', ${finishedAt}
     FROM generate_series(1, ${jobs}) g
   `.execute(env.db);

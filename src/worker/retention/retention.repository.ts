@@ -82,7 +82,7 @@ export async function deleteJobs(db: Executor, jobIds: readonly string[], cutoff
   return affected(
     await sql`
       DELETE FROM cancellation_jobs
-      WHERE id = ANY(${jobIds}::text[]) AND finished_at < ${cutoff} AND ${FINISHED}
+      WHERE id = ANY(${jobIds}::uuid[]) AND finished_at < ${cutoff} AND ${FINISHED}
     `.execute(db),
   );
 }
