@@ -9,6 +9,7 @@ import * as jobRewards from './migrations/2026-11-22T0400-job-rewards.js';
 import * as sessionBetSlipJson from './migrations/2026-11-22T0500-session-bet-slip-json.js';
 import * as rewardsCancelRoom from './migrations/2026-11-22T0600-rewards-cancel-room.js';
 import * as jobCancelSlices from './migrations/2026-11-22T0700-job-cancel-slices.js';
+import * as webhookBounds from './migrations/2026-11-24T0300-webhook-bounds.js';
 
 /**
  * Migrations are listed here rather than read from a folder, so that the built code and the
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T0500-session-bet-slip-json': sessionBetSlipJson,
   '2026-11-22T0600-rewards-cancel-room': rewardsCancelRoom,
   '2026-11-22T0700-job-cancel-slices': jobCancelSlices,
+  '2026-11-24T0300-webhook-bounds': webhookBounds,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
