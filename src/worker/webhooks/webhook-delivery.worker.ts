@@ -109,8 +109,42 @@ interface Delivery {
   slots: MerchantSlots;
 }
 
-async function deliver({ deps, pending, slots }: Delivery, job: Job, token: string | undefined): Promise<string> {
+/**
+ * Takes one of the merchant's slots before anything else, so that an attempt turned away costs Redis
+ * only (a merchant with many events waiting must not load Postgres with them); the slot is freed however
+ * the attempt ends.
+ */
+async function deliver(delivery: Delivery, job: Job, token: string | undefined): Promise<string> {
   const event = webhookDeliveryJobSchema.parse(job.data);
+  await takeSlotOrWait(delivery, job, token, event);
+  try {
+    return await attempt(delivery, job, token, event);
+  } finally {
+    await delivery.slots.release(event.merchantId, event.eventId).catch(() => {});
+  }
+}
+
+/** One of the merchant's slots (taken, or refreshed when held), or back to the queue for a moment without using an attempt. */
+async function takeSlotOrWait(
+  { deps, slots }: Delivery,
+  job: Job,
+  token: string | undefined,
+  event: WebhookDeliveryJob,
+): Promise<void> {
+  if (await slots.take(event.merchantId, event.eventId)) return;
+  if (!token) throw new Error('webhook slots held, and no token to put the job back');
+  const turnedAway = job.attemptsStarted - job.attemptsMade;
+  await job.moveToDelayed(Date.now() + busyDelayMs(turnedAway, deps.config.WEBHOOK_TIMEOUT_MS), token);
+  throw new DelayedError("merchant's webhook slots are all held: delivery put back without using an attempt");
+}
+
+async function attempt(
+  delivery: Delivery,
+  job: Job,
+  token: string | undefined,
+  event: WebhookDeliveryJob,
+): Promise<string> {
+  const { deps, pending } = delivery;
   let webhook: Awaited<ReturnType<typeof findWebhook>>;
   try {
     await recordWebhookEvent(deps.db, { ...event, id: event.eventId });
@@ -131,27 +165,22 @@ async function deliver({ deps, pending, slots }: Delivery, job: Job, token: stri
     throw error;
   }
 
-  const attempt = job.attemptsMade + 1;
+  const attemptNumber = job.attemptsMade + 1;
   if (!webhook?.events.includes(event.type)) {
     const reason = webhook ? `event type ${event.type} no longer subscribed` : 'webhook removed';
-    await finish(deps, pending, event, { ...emptyAttempt(attempt - 1), state: 'failed', lastError: reason });
+    await finish(deps, pending, event, { ...emptyAttempt(attemptNumber - 1), state: 'failed', lastError: reason });
     throw new UnrecoverableError(reason);
   }
   if (webhook.disabledAt) {
     await dropOne(deps, pending, event, disabledDetail(webhook.disabledReason ?? 'disabled'), {
-      attempts: attempt - 1,
+      attempts: attemptNumber - 1,
       lastStatus: null,
     });
     return 'dropped: endpoint disabled';
   }
 
-  // One of the merchant's slots, or back to the queue for a moment without using an attempt.
-  if (!(await slots.take(event.merchantId, event.eventId))) {
-    if (!token) throw new Error('webhook slots held, and no token to put the job back');
-    const turnedAway = job.attemptsStarted - job.attemptsMade;
-    await job.moveToDelayed(Date.now() + busyDelayMs(turnedAway, deps.config.WEBHOOK_TIMEOUT_MS), token);
-    throw new DelayedError("merchant's webhook slots are all held: delivery put back without using an attempt");
-  }
+  // The slot again, refreshed: its lifetime counts from here, the send's own bound after the reads above.
+  await takeSlotOrWait(delivery, job, token, event);
   const messageId = webhookMessageId(event.eventId);
   const timestamp = Math.floor(Date.now() / 1000);
   const response = await sendWebhook({
@@ -164,12 +193,18 @@ async function deliver({ deps, pending, slots }: Delivery, job: Job, token: stri
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signWebhook(webhook.secret, messageId, timestamp, event.body),
     },
-  }).finally(() => slots.release(event.merchantId, event.eventId).catch(() => {}));
+  }).finally(() => delivery.slots.release(event.merchantId, event.eventId).catch(() => {}));
 
-  const log = { eventId: event.eventId, merchantId: event.merchantId, jobId: event.jobId, type: event.type, attempt };
+  const log = {
+    eventId: event.eventId,
+    merchantId: event.merchantId,
+    jobId: event.jobId,
+    type: event.type,
+    attempt: attemptNumber,
+  };
   if (response.outcome === 'answered' && response.status >= 200 && response.status < 300) {
     await finish(deps, pending, event, {
-      ...emptyAttempt(attempt),
+      ...emptyAttempt(attemptNumber),
       state: 'delivered',
       lastStatus: response.status,
       deliveredAt: new Date(),
@@ -192,7 +227,7 @@ async function deliver({ deps, pending, slots }: Delivery, job: Job, token: stri
     // the merchant are given up now, each recorded, rather than left to hold Redis for their retries.
     deps.logger.warn({ ...log, reason: disabled.reason }, 'webhook endpoint disabled');
     const detail = disabledDetail(disabled.reason);
-    await dropOne(deps, pending, event, detail, { attempts: attempt, lastStatus });
+    await dropOne(deps, pending, event, detail, { attempts: attemptNumber, lastStatus });
     const others = await takeAllPending(pending, event.merchantId);
     await dropEvents(
       pending,
@@ -207,16 +242,16 @@ async function deliver({ deps, pending, slots }: Delivery, job: Job, token: stri
   // An internal address found at delivery time is not retried: a name that resolves inside the
   // service's network is a misconfiguration or an attack, and repeating the attempt for hours would
   // give an attacker more tries at a resolver race.
-  if (response.outcome === 'refused' || attempt >= WEBHOOK_MAX_ATTEMPTS) {
-    await finish(deps, pending, event, { ...emptyAttempt(attempt), state: 'failed', lastStatus, lastError });
+  if (response.outcome === 'refused' || attemptNumber >= WEBHOOK_MAX_ATTEMPTS) {
+    await finish(deps, pending, event, { ...emptyAttempt(attemptNumber), state: 'failed', lastStatus, lastError });
     deps.logger.warn({ ...log, lastStatus, lastError }, 'webhook delivery given up');
     const message = `webhook delivery failed: ${lastError}`;
     throw response.outcome === 'refused' ? new UnrecoverableError(message) : new Error(message);
   }
 
-  const nextAttemptAt = new Date(Date.now() + webhookRetryDelayMs(attempt, deps.config.WEBHOOK_RETRY_SCALE));
+  const nextAttemptAt = new Date(Date.now() + webhookRetryDelayMs(attemptNumber, deps.config.WEBHOOK_RETRY_SCALE));
   const recorded = await recordDeliveryAttempt(deps.db, event.eventId, {
-    ...emptyAttempt(attempt),
+    ...emptyAttempt(attemptNumber),
     state: 'pending',
     lastStatus,
     lastError,
