@@ -64,6 +64,13 @@ export function createApiDeps(
       maxBytes: config.READ_CACHE_MAX_BYTES,
     }),
     rateLimiter: new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger),
-    webhooks: createWebhookNotifier({ config, db, logger, queue: () => producer.queues[webhookQueueName] }),
+    webhooks: createWebhookNotifier({
+      config,
+      db,
+      logger,
+      metrics,
+      redis,
+      queue: () => producer.queues[webhookQueueName],
+    }),
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import { AppError } from '../shared/errors.js';
@@ -10,12 +10,14 @@ import { idempotencyRecordKey, keyLifetimes } from '../shared/queue/redis-keys.j
  * request (a timeout, a lost answer) and get the first request's job id back instead of a second job.
  *
  * One Redis string per merchant and key (redis-keys.ts, with its lifetimes), so every API replica sees
- * the same record:
- * - taken: `{"f": fingerprint, "t": token}` while the first request stores its job, kept only
+ * the same record. Records are many (one per keyed request for 24 h), so each is kept small (under 150
+ * bytes of Redis memory, docs/scaling.md): the key is a 128-bit digest of the merchant and its key,
+ * and the value is the request's fingerprint cut to 120 bits followed by one of
+ * - `t` + a random token while the first request stores its job, kept only
  *   keyLifetimes.idempotencyPendingMs, so a process that dies between the two steps blocks the key for
  *   seconds, not a day;
- * - done: `{"f": fingerprint, "j": jobId}`, kept keyLifetimes.idempotencyRecordMs (24 h) from the
- *   first request's answer.
+ * - `j` + the job id's 16 bytes (base64url) once stored (`J` + the id as it is, for an id that is not a
+ *   UUID), kept keyLifetimes.idempotencyRecordMs (24 h) from the first request's answer.
  * Taking the key is one script (read, or create when absent), so two replicas racing with the same key
  * cannot both queue a job.
  */
@@ -50,13 +52,36 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
+/** Characters of the fingerprint kept in a record: 120 bits, ample against a chance match. */
+const FINGERPRINT_CHARS = 20;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function pendingRecord(fingerprint: string): string {
+  return `${fingerprint.slice(0, FINGERPRINT_CHARS)}t${randomBytes(12).toString('base64url')}`;
+}
+
+function doneRecord(fingerprint: string, jobId: string): string {
+  const id = UUID.test(jobId) ? `j${Buffer.from(jobId.replaceAll('-', ''), 'hex').toString('base64url')}` : `J${jobId}`;
+  return `${fingerprint.slice(0, FINGERPRINT_CHARS)}${id}`;
+}
+
 interface StoredRecord {
-  /** Fingerprint of the request fields. */
-  f: string;
-  /** Token of the request storing its job, while it does. */
-  t?: string;
-  /** The job id answered, once stored. */
-  j?: string;
+  fingerprint: string;
+  /** The job id answered, once stored; undefined while the first request stores it. */
+  jobId?: string;
+}
+
+function readRecord(value: string): StoredRecord {
+  const fingerprint = value.slice(0, FINGERPRINT_CHARS);
+  const kind = value[FINGERPRINT_CHARS];
+  const rest = value.slice(FINGERPRINT_CHARS + 1);
+  if (kind === 'J') return { fingerprint, jobId: rest };
+  if (kind !== 'j') return { fingerprint };
+  const hex = Buffer.from(rest, 'base64url').toString('hex');
+  return {
+    fingerprint,
+    jobId: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
+  };
 }
 
 export interface IdempotencyStore {
@@ -101,9 +126,14 @@ function stableJson(value: unknown): string {
 }
 
 function recordKey(prefix: string, merchantId: string, idempotencyKey: string): string {
-  // Hashed: every record key has the same short length whatever the merchant chose.
-  const digest = createHash('sha256').update(idempotencyKey).digest('base64url');
-  return idempotencyRecordKey(prefix, merchantId, digest);
+  // Hashed, merchant and key together: every record key has the same short length whatever the merchant
+  // chose, and 128 bits keep two merchants' keys apart.
+  const digest = createHash('sha256')
+    .update(`${merchantId.toLowerCase()}\0${idempotencyKey}`)
+    .digest()
+    .subarray(0, 16)
+    .toString('base64url');
+  return idempotencyRecordKey(prefix, digest);
 }
 
 /**
@@ -117,7 +147,7 @@ export async function claimIdempotencyKey(
   fingerprint: string,
 ): Promise<IdempotencyClaim> {
   const key = recordKey(store.prefix, merchantId, idempotencyKey);
-  const mine = JSON.stringify({ f: fingerprint, t: randomUUID() } satisfies StoredRecord);
+  const mine = pendingRecord(fingerprint);
   const existing = (await withinDeadline(store, () =>
     store.redis.eval(TAKE_SCRIPT, 1, key, mine, keyLifetimes.idempotencyPendingMs),
   )) as string | null;
@@ -125,7 +155,7 @@ export async function claimIdempotencyKey(
   if (existing === null) {
     return {
       complete: async (jobId) => {
-        const done = JSON.stringify({ f: fingerprint, j: jobId } satisfies StoredRecord);
+        const done = doneRecord(fingerprint, jobId);
         await withinDeadline(store, () => store.redis.set(key, done, 'PX', keyLifetimes.idempotencyRecordMs));
       },
       release: async () => {
@@ -133,14 +163,14 @@ export async function claimIdempotencyKey(
       },
     };
   }
-  const record = JSON.parse(existing) as StoredRecord;
-  if (record.f !== fingerprint) throw new AppError('IDEMPOTENCY_CONFLICT');
-  if (record.j === undefined) {
+  const record = readRecord(existing);
+  if (record.fingerprint !== fingerprint.slice(0, FINGERPRINT_CHARS)) throw new AppError('IDEMPOTENCY_CONFLICT');
+  if (record.jobId === undefined) {
     throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed', {
       retryAfterSeconds: 1,
     });
   }
-  return { replayedJobId: record.j };
+  return { replayedJobId: record.jobId };
 }
 
 async function withinDeadline<T>(store: IdempotencyStore, work: () => Promise<T>): Promise<T> {

@@ -206,6 +206,26 @@ export const configSchema = z
     RETENTION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).optional(),
     /** Rows one sweep statement deletes at most (each statement is its own short transaction). */
     RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(5_000),
+    /**
+     * Webhook attempts in flight at once for one merchant, across every worker: a receiver that hangs
+     * holds this many of the delivery slots, never all of them, so other merchants' events keep going.
+     */
+    WEBHOOK_MERCHANT_CONCURRENCY: positiveInt(2),
+    /**
+     * Events of one merchant waiting to be delivered (queued or between retries). A new event past it
+     * gives up that merchant's oldest pending ones, each recorded `dropped`: a dead receiver holds a
+     * bounded part of Redis.
+     */
+    WEBHOOK_MAX_PENDING_PER_MERCHANT: positiveInt(1_000),
+    /**
+     * An endpoint that has failed every delivery for this long (no 2xx since its first failure) is
+     * disabled until a PUT sets it again. 3 days; accepted down to 1 s for tests.
+     */
+    WEBHOOK_DISABLE_AFTER_MS: z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .default(3 * 24 * 60 * 60 * 1_000),
   })
   .superRefine((config, context) => {
     if (config.REDIS_URL === undefined && config.REDIS_CLUSTER_NODES === undefined) {

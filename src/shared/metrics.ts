@@ -108,6 +108,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookEventsDropped = new Counter({
+    name: 'gateway_webhook_events_dropped_total',
+    help: 'Webhook events given up unsent, each recorded as a dropped delivery: pending_cap (the merchant had WEBHOOK_MAX_PENDING_PER_MERCHANT pending; its oldest go) or disabled (its endpoint is disabled).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhooksDisabled = new Gauge({
+    name: 'gateway_webhooks_disabled',
+    help: 'Merchant webhook endpoints disabled after failing every delivery for WEBHOOK_DISABLE_AFTER_MS, read from Postgres at scrape time (workers).',
+    registers: [this.registry],
+  });
+
   constructor(options: { collectDefaults: boolean; processName: string }) {
     this.registry.setDefaultLabels({ process: options.processName });
     if (options.collectDefaults) collectDefaultMetrics({ register: this.registry });

@@ -7,6 +7,7 @@ import type { Metrics } from '../shared/metrics.js';
 import { refreshQueueDepth } from '../shared/queue/queue-depth.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
 import { checkReadiness } from '../shared/readiness.js';
+import { countDisabledWebhooks } from '../shared/webhooks/webhooks.repository.js';
 import type { WorkerDeps } from './worker-context.js';
 
 /** The worker's own small HTTP server on WORKER_PORT: /healthz, /readyz and /metrics. */
@@ -27,6 +28,11 @@ export function createHealthApp(deps: {
     await Promise.all([
       checkReadiness(deps.db, deps.redis, deps.queuePrefix, deps.metrics),
       refreshQueueDepth(deps.metrics, deps.queues),
+      countDisabledWebhooks(deps.db).then(
+        (count) => deps.metrics.webhooksDisabled.set(count),
+        // Postgres away: keep the last value; readiness reports the outage.
+        () => {},
+      ),
     ]);
     c.header('Content-Type', deps.metrics.registry.contentType);
     return c.body(await deps.metrics.registry.metrics());

@@ -47,7 +47,7 @@ export function createWorkerDeps(
     queues,
     turns: new MerchantTurns(redis, config.QUEUE_PREFIX),
     outbox: new AuditOutbox(redis, db, logger, config.QUEUE_PREFIX),
-    webhooks: createWebhookNotifier({ config, db, logger, queue: () => queues[webhookQueueName] }),
+    webhooks: createWebhookNotifier({ config, db, logger, metrics, redis, queue: () => queues[webhookQueueName] }),
     stopping,
   };
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idempotencyRecordKey } from '../../src/shared/queue/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -152,7 +153,7 @@ describe('Idempotency-Key', () => {
 
   it('keeps the record 24 hours, under the queue prefix', async () => {
     await send(api, 'cancel', { externalId: 'idem-ttl' }, 'key-ttl');
-    const keys = await api.deps.redis.keys(`${env.queuePrefix}:idempotency:${merchant.id}:*`);
+    const keys = await api.deps.redis.keys(idempotencyRecordKey(env.queuePrefix, '*'));
     expect(keys.length).toBeGreaterThan(0);
     const ttls = await Promise.all(keys.map((key) => api.deps.redis.pttl(key)));
     const day = 24 * 60 * 60 * 1_000;

@@ -1,5 +1,6 @@
 import type { App } from '../context.js';
 import { registerDeleteWebhook } from '../webhooks/delete-webhook.route.js';
+import { registerGetWebhook } from '../webhooks/get-webhook.route.js';
 import { registerListWebhookDeliveries } from '../webhooks/list-webhook-deliveries.route.js';
 import { registerPutWebhook } from '../webhooks/put-webhook.route.js';
 import { adminAuth } from './admin-auth.middleware.js';
@@ -33,6 +34,7 @@ export function registerAdminRoutes(app: App): void {
   registerCreateSession(app);
   registerGetJob(app);
   registerPutWebhook(app);
+  registerGetWebhook(app);
   registerDeleteWebhook(app);
   registerListWebhookDeliveries(app);
 }

@@ -5,7 +5,7 @@ import type { JobStateName, JobStatus } from '../../shared/job-status-schema.js'
 import { isFinished } from '../../shared/jobs/public-status.js';
 import { operations, queueNames } from '../../shared/queue/job-catalogue.js';
 import type { RedisConnection } from '../../shared/queue/redis.js';
-import { abortKey, jobChildrenKeys, jobKey, WITHDRAWN } from '../../shared/queue/redis-keys.js';
+import { abortKey, jobChildrenKeys, jobKey, keyLifetimes, WITHDRAWN } from '../../shared/queue/redis-keys.js';
 import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
 import { batchIdOf } from '../../shared/single-cancels/member-ids.js';
 import { outcomeCounts } from '../../shared/single-cancels/outcome-counts.js';
@@ -107,10 +107,26 @@ async function readJobStatus(
   }
   if (raw) {
     const fromQueue = statusFromHash(jobId, raw);
-    if (fromQueue) return fromQueue;
+    if (fromQueue && !mayBeWithdrawnUnmarked(fromQueue)) return fromQueue;
+    if (fromQueue) {
+      const row = await findJobRecord(db, jobId);
+      return row && isFinished(row.state) ? statusFromRow(row) : fromQueue;
+    }
   }
   const row = await findJobRecord(db, jobId);
   return row ? statusFromRow(row) : null;
+}
+
+/**
+ * A single cancel whose batch has waited longer than a withdrawn mark lives (redis-keys.ts): if the
+ * merchant withdrew it, its mark may be gone, and only its audit row says so.
+ */
+function mayBeWithdrawnUnmarked(status: JobStatus): boolean {
+  return (
+    status.operation === 'cancel' &&
+    status.state === 'queued' &&
+    Date.now() - status.createdAt > keyLifetimes.withdrawnMarkMs
+  );
 }
 
 function isOperation(name: string): name is JobStatus['operation'] {

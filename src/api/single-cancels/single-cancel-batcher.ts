@@ -48,7 +48,7 @@ export const MAX_BATCH_MEMBERS = 500;
  * and ARGV[2]), and the batch id from the member id as member-ids.ts does (32 characters, then 0000),
  * as BullMQ's own scripts build job keys; the registry keeps them in the slot of the declared keys.
  * ARGV[1]: the single queue's job key prefix, ARGV[2]: the abort marks' prefix, ARGV[3]: the dedup keys'
- * lifetime (ms), ARGV[4]: the abort marks' lifetime (s), ARGV[5]: the withdrawn mark's value.
+ * lifetime (ms), ARGV[4]: the withdrawn marks' lifetime (ms), ARGV[5]: the withdrawn mark's value.
  */
 const SHARE_WAITING = `
 local n = #KEYS / 2
@@ -66,7 +66,7 @@ for index = 1, n do
     end
   end
   if share then
-    redis.call('SET', KEYS[n + index], ARGV[5], 'EX', ARGV[4])
+    redis.call('SET', KEYS[n + index], ARGV[5], 'PX', ARGV[4])
   else
     redis.call('SET', key, mine, 'PX', ARGV[3])
   end
@@ -185,7 +185,7 @@ export class SingleCancelBatcher {
       jobKeyPrefix(this.prefix, queueNames.single),
       abortKeyPrefix(this.prefix),
       keyLifetimes.cancelDedupMs,
-      keyLifetimes.abortMarkSeconds,
+      keyLifetimes.withdrawnMarkMs,
       WITHDRAWN,
       ...members.map((member) => member.jobId),
     ) as Promise<Array<string | null>>;
@@ -215,14 +215,16 @@ export class SingleCancelBatcher {
 
 /**
  * An abort of a single cancel that has not started (KEYS[1] its batch's hash, KEYS[2] its abort mark,
- * just set; ARGV[1] the withdrawn mark's value). A member of a batch that has not started: the mark
- * becomes withdrawn in the same step as the check, so the worker that takes the batch later skips the
- * member without a word (the API has recorded and announced it): 1. Once the batch has started: 0, and
- * the worker that runs it sees the plain mark instead.
+ * just set; ARGV[1] the withdrawn mark's value, ARGV[2] its lifetime in ms). A member of a batch that has
+ * not started: the mark becomes withdrawn in the same step as the check, so the worker that takes the
+ * batch later skips the member without a word (the API has recorded and announced it): 1. The withdrawn
+ * mark lives only the deduplication window (a batch taken later finds the member's audit row instead,
+ * cancel-batch.processor.ts). Once the batch has started: 0, and the worker that runs it sees the plain
+ * mark instead, which keeps its own lifetime.
  */
 const WITHDRAW_MEMBER = `
 if redis.call('EXISTS', KEYS[1]) == 1 and not redis.call('HGET', KEYS[1], 'processedOn') then
-  redis.call('SET', KEYS[2], ARGV[1], 'KEEPTTL')
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
   return 1
 end
 return 0
@@ -231,5 +233,8 @@ return 0
 /** True: withdrawn from its batch; false: its batch has started. */
 export async function withdrawMember(redis: RedisConnection, prefix: string, jobId: string): Promise<boolean> {
   const batch = jobKey(prefix, queueNames.single, batchIdOf(jobId));
-  return (await redis.eval(WITHDRAW_MEMBER, 2, batch, abortKey(prefix, jobId), WITHDRAWN)) === 1;
+  return (
+    (await redis.eval(WITHDRAW_MEMBER, 2, batch, abortKey(prefix, jobId), WITHDRAWN, keyLifetimes.withdrawnMarkMs)) ===
+    1
+  );
 }

@@ -20,7 +20,9 @@ const WebhookDeliverySchema = z
     type: z.enum(webhookEventTypes),
     jobId: z.string(),
     state: z.enum(webhookDeliveryStates).openapi({
-      description: 'pending (not sent yet, or waiting for a retry), delivered (a 2xx), failed (given up or refused)',
+      description:
+        'pending (not sent yet, or waiting for a retry), delivered (a 2xx), failed (given up or refused), dropped ' +
+        "(given up unsent: the merchant's pending cap, or its endpoint disabled; lastError says which)",
     }),
     attempts: z.number().int(),
     lastStatus: z

@@ -53,7 +53,8 @@ export function registerPutWebhook(app: App): void {
     summary: "Set a merchant's completion webhook (Standard Webhooks), with a new signing secret",
     description:
       'Replaces the webhook the merchant had, if any: URL, events and secret. The old secret stops signing at ' +
-      'once, deliveries still being retried included; give the new one to the merchant.',
+      'once, deliveries still being retried included; give the new one to the merchant. An endpoint disabled for ' +
+      'failing is enabled again (events dropped while it was disabled are not sent again).',
     request: { params: MerchantIdParamsSchema, body: jsonBody(PutWebhookRequestSchema) },
     responses: {
       200: {

@@ -11,6 +11,7 @@ import * as rewardsCancelRoom from './migrations/2026-11-22T0600-rewards-cancel-
 import * as jobCancelSlices from './migrations/2026-11-22T0700-job-cancel-slices.js';
 import * as slimJobBookkeeping from './migrations/2026-11-24T0100-slim-job-bookkeeping.js';
 import * as retention from './migrations/2026-11-24T0200-retention.js';
+import * as webhookBounds from './migrations/2026-11-24T0300-webhook-bounds.js';
 
 /**
  * Migrations are listed here rather than read from a folder, so that the built code and the
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T0700-job-cancel-slices': jobCancelSlices,
   '2026-11-24T0100-slim-job-bookkeeping': slimJobBookkeeping,
   '2026-11-24T0200-retention': retention,
+  '2026-11-24T0300-webhook-bounds': webhookBounds,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

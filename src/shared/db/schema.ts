@@ -186,9 +186,15 @@ interface MerchantWebhooksTable {
   secret: string;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
+  /** The first failed attempt since the last delivery; null while the endpoint delivers. */
+  failing_since: Timestamp | null;
+  /** Set when every attempt has failed for WEBHOOK_DISABLE_AFTER_MS; cleared by a PUT. */
+  disabled_at: Timestamp | null;
+  disabled_reason: string | null;
 }
 
-export const webhookDeliveryStates = ['pending', 'delivered', 'failed'] as const;
+/** dropped: given up unsent (the merchant's pending cap, or its endpoint disabled); the reason in last_error. */
+export const webhookDeliveryStates = ['pending', 'delivered', 'failed', 'dropped'] as const;
 export type WebhookDeliveryState = (typeof webhookDeliveryStates)[number];
 
 interface WebhookDeliveriesTable {

@@ -1,5 +1,5 @@
 import type { RedisConnection } from './redis.js';
-import { merchantJobsKey, merchantTurnsKey } from './redis-keys.js';
+import { keyLifetimes, merchantJobsKey, merchantTurnsKey } from './redis-keys.js';
 
 /**
  * Fair turns between merchants on the bulk queue, and each merchant's cap of queued bulk jobs.
@@ -22,32 +22,51 @@ import { merchantJobsKey, merchantTurnsKey } from './redis-keys.js';
  *
  * Everything is one short Lua script per step: atomic, so two API replicas cannot both take the last
  * place under the cap.
+ *
+ * Both sets get a lifetime (keyLifetimes.merchantTurnsMs, 7 days) refreshed on every write: a merchant
+ * that stops sending bulk work leaves nothing behind for good, whatever a process that died between
+ * two steps left in them.
  */
 
+/** ARGV[4]: the sets' lifetime (ms). */
 const TAKE_TURN = `
 local limit = tonumber(ARGV[3])
 if limit > 0 then
   local queued = redis.call('ZCARD', KEYS[1])
   if queued >= limit then return {0, queued} end
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
 end
 local waiting = redis.call('ZCARD', KEYS[2])
 local turn = waiting + 1
 local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 if last[2] and tonumber(last[2]) > turn then turn = tonumber(last[2]) end
 redis.call('ZADD', KEYS[2], turn, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return {1, turn}
 `;
 
+/** ARGV[1]: the set's lifetime (ms); ARGV[2…]: the parts' ids. */
 const TAKE_TURNS = `
 local waiting = redis.call('ZCARD', KEYS[1])
 local first = waiting + 1
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 if last[2] and tonumber(last[2]) > first then first = tonumber(last[2]) end
-for index, id in ipairs(ARGV) do
-  redis.call('ZADD', KEYS[1], first + index - 1, id)
+for index = 2, #ARGV do
+  redis.call('ZADD', KEYS[1], first + index - 2, ARGV[index])
 end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return first
+`;
+
+/** Removes members (ARGV) from each set (KEYS) and refreshes the lifetime of what remains (an empty set is gone). */
+const LEAVE = `
+local lifetime = table.remove(ARGV, 1)
+for _, key in ipairs(KEYS) do
+  redis.call('ZREM', key, unpack(ARGV))
+  redis.call('PEXPIRE', key, lifetime)
+end
+return 0
 `;
 
 /** BullMQ's largest priority. Turns stay far below it; the clamp only guards against surprises. */
@@ -82,6 +101,7 @@ export class MerchantTurns {
       jobId,
       String(now),
       String(limit),
+      keyLifetimes.merchantTurnsMs,
     )) as [number, number];
     return accepted === 1
       ? { accepted: true, turn: Math.min(value, MAX_PRIORITY) }
@@ -91,21 +111,28 @@ export class MerchantTurns {
   /** The parts of a split job: consecutive turns, so they interleave with other merchants' work. */
   async takeTurns(merchantId: string, partIds: readonly string[]): Promise<number[]> {
     if (partIds.length === 0) return [];
-    const first = (await this.redis.eval(TAKE_TURNS, 1, this.turnsKey(merchantId), ...partIds)) as number;
+    const first = (await this.redis.eval(
+      TAKE_TURNS,
+      1,
+      this.turnsKey(merchantId),
+      keyLifetimes.merchantTurnsMs,
+      ...partIds,
+    )) as number;
     return partIds.map((_, index) => Math.min(first + index, MAX_PRIORITY));
   }
 
   /** A bulk item has started: it no longer waits, so it no longer pushes the merchant's next turns back. */
   async started(merchantId: string, jobId: string): Promise<void> {
-    await this.redis.zrem(this.turnsKey(merchantId), jobId);
+    await this.leave([this.turnsKey(merchantId)], [jobId]);
   }
 
   /** A merchant's bulk job finished (or never got stored): its place under the cap is free again. */
   async finished(merchantId: string, jobId: string): Promise<void> {
-    await Promise.all([
-      this.redis.zrem(this.jobsKey(merchantId), jobId),
-      this.redis.zrem(this.turnsKey(merchantId), jobId),
-    ]);
+    await this.leave([this.jobsKey(merchantId), this.turnsKey(merchantId)], [jobId]);
+  }
+
+  private async leave(keys: string[], jobIds: string[]): Promise<void> {
+    await this.redis.eval(LEAVE, keys.length, ...keys, keyLifetimes.merchantTurnsMs, ...jobIds);
   }
 
   /**
@@ -119,8 +146,7 @@ export class MerchantTurns {
     const live = await isLive(members);
     const dead = members.filter((_, index) => !live[index]);
     if (dead.length > 0) {
-      await this.redis.zrem(this.jobsKey(merchantId), ...dead);
-      await this.redis.zrem(this.turnsKey(merchantId), ...dead);
+      await this.leave([this.jobsKey(merchantId), this.turnsKey(merchantId)], dead);
     }
     return members.length - dead.length;
   }

@@ -20,13 +20,39 @@ const DAY_SECONDS = 24 * 60 * 60;
 
 /** How long the keys that expire live (the others are deleted by the code that owns them). */
 export const keyLifetimes = {
-  /** An abort mark: as long as BullMQ keeps a failed job (7 days, job-catalogue.ts), in seconds. */
+  /**
+   * A plain abort mark: as long as BullMQ keeps a failed job (7 days, job-catalogue.ts), in seconds, so
+   * a job aborted while it ran reads `cancelled` for as long as Redis holds the job.
+   */
   abortMarkSeconds: 7 * DAY_SECONDS,
   /**
    * A single cancel's dedup key: how long an identical request may still find a waiting member to
    * share (past it, it gets a job of its own); deleted sooner, when a worker takes the batch.
    */
   cancelDedupMs: 5 * MINUTE_MS,
+  /**
+   * A withdrawn mark (WITHDRAWN): the deduplication window. It is read only by the worker that takes
+   * the member's batch and by job status while that batch waits; a batch taken later than this (a
+   * backlog, an outage) has its members' audit rows checked instead (take-batch.ts), so nothing withdrawn
+   * is applied.
+   */
+  withdrawnMarkMs: 5 * MINUTE_MS,
+  /**
+   * A merchant's turn and job sets, refreshed on every write: 7 days, far longer than a bulk item
+   * waits in practice (a job older than that has failed and left BullMQ). A merchant idle that long has
+   * nothing waiting, so the sets go; an entry lost with them only makes a later turn earlier.
+   */
+  merchantTurnsMs: 7 * DAY_SECONDS * SECOND_MS,
+  /**
+   * A merchant's pending webhook events, refreshed at every new event: 2 days, longer than the retry
+   * schedule (about 17.5 h). Entries leave at their event's final outcome; this only bounds a leak.
+   */
+  webhookPendingMs: 2 * DAY_SECONDS * SECOND_MS,
+  /**
+   * What a webhook attempt's slot outlives the attempt's own bound (WEBHOOK_TIMEOUT_MS) by, before it
+   * counts as abandoned (a worker that died mid-attempt): the slot is freed by its expiry, not leaked.
+   */
+  webhookSlotMarginMs: 5 * SECOND_MS,
   /** A finished idempotency record: how long a replay answers the first request's job id. */
   idempotencyRecordMs: 24 * 60 * MINUTE_MS,
   /**
@@ -80,16 +106,17 @@ export function cancelDedupKey(prefix: string, deduplicationId: string): string 
 }
 
 /**
- * A merchant's bulk jobs queued or running, for its cap (a sorted set, merchant-turns.ts). No expiry:
- * a job leaves when it finishes, and entries of jobs that are gone are pruned at the cap.
+ * A merchant's bulk jobs queued or running, for its cap (a sorted set, merchant-turns.ts). A job leaves
+ * when it finishes, and entries of jobs that are gone are pruned at the cap. Lifetime:
+ * keyLifetimes.merchantTurnsMs, refreshed on every write.
  */
 export function merchantJobsKey(prefix: string, merchantId: string): string {
   return `${prefix}:merchant:${merchantId}:jobs`;
 }
 
 /**
- * A merchant's bulk items waiting, scored by turn (a sorted set, merchant-turns.ts). No expiry: an
- * item leaves when a worker starts it.
+ * A merchant's bulk items waiting, scored by turn (a sorted set, merchant-turns.ts). An item leaves
+ * when a worker starts it. Lifetime: keyLifetimes.merchantTurnsMs, refreshed on every write.
  */
 export function merchantTurnsKey(prefix: string, merchantId: string): string {
   return `${prefix}:merchant:${merchantId}:turns`;
@@ -112,11 +139,30 @@ export function rateLimitKey(prefix: string, merchantId: string): string {
 }
 
 /**
- * A merchant's idempotency record (idempotency.ts), by a digest of the key the merchant chose. Lifetime:
- * keyLifetimes.idempotencyPendingMs while its request stores the job, then idempotencyRecordMs.
+ * An idempotency record (idempotency.ts), by a short digest of the merchant and the key it chose (the
+ * merchant id is inside the digest, not spelled out: a record must stay small, see docs/scaling.md).
+ * Lifetime: keyLifetimes.idempotencyPendingMs while its request stores the job, then idempotencyRecordMs.
  */
-export function idempotencyRecordKey(prefix: string, merchantId: string, keyDigest: string): string {
-  return `${prefix}:idempotency:${merchantId.toLowerCase()}:${keyDigest}`;
+export function idempotencyRecordKey(prefix: string, merchantAndKeyDigest: string): string {
+  return `${prefix}:i:${merchantAndKeyDigest}`;
+}
+
+/**
+ * A merchant's webhook events not yet finished (a sorted set of event ids scored by when each was
+ * queued, webhook-pending.ts): the pending cap counts it and gives up its oldest. An event leaves at
+ * its final outcome. Lifetime: keyLifetimes.webhookPendingMs, refreshed at every new event.
+ */
+export function webhookPendingKey(prefix: string, merchantId: string): string {
+  return `${prefix}:webhook:${merchantId.toLowerCase()}:pending`;
+}
+
+/**
+ * A merchant's webhook attempts in flight (a sorted set of event ids scored by the slot's expiry,
+ * webhook-slots.ts): at most WEBHOOK_MERCHANT_CONCURRENCY. An entry leaves when its attempt ends, or
+ * is ignored and pruned once expired (a worker that died mid-attempt). Lifetime: the latest slot's.
+ */
+export function webhookInflightKey(prefix: string, merchantId: string): string {
+  return `${prefix}:webhook:${merchantId.toLowerCase()}:inflight`;
 }
 
 /** Never written: readiness asks for it (EXISTS) only to reach the node that owns the queues' slot. */

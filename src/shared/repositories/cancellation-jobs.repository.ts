@@ -138,6 +138,21 @@ export async function finishedJobIds(db: Executor, jobIds: readonly string[]): P
   return new Set(rows.map((row) => row.id));
 }
 
+/**
+ * Which of these jobs have an audit row `cancelled`: for a single-cancel batch taken after its members'
+ * withdrawn marks expired, the members the API withdrew (it writes that row before withdrawing).
+ */
+export async function cancelledJobIds(db: Executor, jobIds: readonly string[]): Promise<Set<string>> {
+  if (jobIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('cancellation_jobs')
+    .select('id')
+    .where('id', 'in', jobIds)
+    .where('state', '=', 'cancelled')
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
 export async function findJobRecord(db: Executor, jobId: string): Promise<CancellationJobRow | undefined> {
   return db.selectFrom('cancellation_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
 }

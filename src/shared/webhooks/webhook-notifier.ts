@@ -5,14 +5,25 @@ import { withDeadline } from '../deadline.js';
 import type { PublicJobStatus } from '../job-status-schema.js';
 import { LoadingCache } from '../loading-cache.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { RedisConnection } from '../queue/redis.js';
 import { type WebhookDeliveryJob, type WebhookEventType, webhookEventId } from './webhook-catalogue.js';
-import { findWebhook } from './webhooks.repository.js';
+import { addPending, dropEvents } from './webhook-pending.js';
+import { findWebhook, recordDroppedEvents } from './webhooks.repository.js';
+
+/** The reason recorded on an event not sent because its endpoint is disabled. */
+export function disabledDetail(disabledReason: string): string {
+  return `endpoint disabled: ${disabledReason}`;
+}
 
 /** What the notifier needs: a worker's or an API process's own connections. */
 export interface NotifierDeps {
   config: Config;
   db: Db;
   logger: Logger;
+  metrics: Metrics;
+  /** For each merchant's pending set (webhook-pending.ts), beside the queue. */
+  redis: RedisConnection;
   /** The webhooks queue (queues.ts); asked for per event, as the API builds its queues once Redis is reached. */
   queue: () => Queue;
 }
@@ -31,8 +42,8 @@ export interface WebhookNotifier {
   jobFinished(event: JobFinishedEvent): Promise<void>;
 }
 
-/** Which events a merchant's webhook takes; null: the merchant has none. */
-type Subscription = readonly WebhookEventType[] | null;
+/** Which events a merchant's webhook takes, and why it is disabled if it is; null: the merchant has none. */
+type Subscription = { events: readonly WebhookEventType[]; disabledReason: string | null } | null;
 
 /** How long jobFinished waits for Redis to take the event before it returns (and logs). */
 const ADD_WAIT_MS = 2_000;
@@ -48,25 +59,49 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
     ttlMs: deps.config.MERCHANT_CACHE_TTL_MS,
     maxEntries: 10_000,
     maxBytes: 4 * 1024 * 1024,
-    sizeOf: (events, key) => key.length + 64 + (events?.length ?? 0) * 32,
+    sizeOf: (found, key) =>
+      key.length + 64 + (found?.events.length ?? 0) * 32 + (found?.disabledReason?.length ?? 0) * 2,
   });
   function subscription(merchantId: string): Promise<Subscription> {
     return subscriptions.get(merchantId, async () => {
       const webhook = await findWebhook(deps.db, merchantId);
-      return webhook ? webhook.events : null;
+      if (!webhook) return null;
+      const disabledReason = webhook.disabledAt ? (webhook.disabledReason ?? 'disabled') : null;
+      return { events: webhook.events, disabledReason };
     });
+  }
+
+  /** Adds the event to its merchant's pending set (giving up the oldest past the cap), then queues it. */
+  async function queueEvent(data: WebhookDeliveryJob): Promise<void> {
+    const queue = deps.queue();
+    const pending = { ...deps, prefix: deps.config.QUEUE_PREFIX, queue };
+    const over = await addPending(pending, data.merchantId, data.eventId, deps.config.WEBHOOK_MAX_PENDING_PER_MERCHANT);
+    // The event id is the job id: the same event queued twice while the first is in Redis is one job.
+    await queue.add('webhookDelivery', data, { jobId: data.eventId });
+    await dropEvents(
+      pending,
+      data.merchantId,
+      over,
+      'pending_cap',
+      `given up unsent: more than ${deps.config.WEBHOOK_MAX_PENDING_PER_MERCHANT} events were pending`,
+    );
   }
 
   return {
     async jobFinished({ merchantId, type, status }) {
       try {
-        const events = await subscription(merchantId);
-        if (!events?.includes(type)) return;
+        const found = await subscription(merchantId);
+        if (!found?.events.includes(type)) return;
         const eventId = webhookEventId(merchantId, status.jobId, type);
         const body = JSON.stringify({ type, timestamp: new Date().toISOString(), data: status });
         const data: WebhookDeliveryJob = { eventId, merchantId, type, jobId: status.jobId, body };
-        // The event id is the job id: the same event queued twice while the first is in Redis is one job.
-        const added = deps.queue().add('webhookDelivery', data, { jobId: eventId });
+        if (found.disabledReason !== null) {
+          // Not queued: recorded as not sent, so the merchant's list says what it missed.
+          await recordDroppedEvents(deps.db, [{ ...data, id: eventId, reason: disabledDetail(found.disabledReason) }]);
+          deps.metrics.webhookEventsDropped.inc({ reason: 'disabled' });
+          return;
+        }
+        const added = queueEvent(data);
         // The worker's connection waits for Redis to come back rather than fail; the caller is not held
         // that long (the event is still queued once Redis answers).
         const outcome = await withDeadline(added, ADD_WAIT_MS, () => 'late' as const);

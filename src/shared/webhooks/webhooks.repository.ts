@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/client.js';
 import type { WebhookDeliveryState } from '../db/schema.js';
 import type { WebhookEventType } from './webhook-catalogue.js';
@@ -8,16 +9,35 @@ export interface WebhookSettings {
   secret: string;
 }
 
-export async function findWebhook(db: Executor, merchantId: string): Promise<WebhookSettings | undefined> {
-  const row = await db
-    .selectFrom('merchant_webhooks')
-    .select(['url', 'events', 'secret'])
-    .where('merchant_id', '=', merchantId)
-    .executeTakeFirst();
-  return row && { url: row.url, events: row.events as WebhookEventType[], secret: row.secret };
+/** A webhook as the delivery sees it: its settings, and whether it is disabled (and why). */
+export interface StoredWebhook extends WebhookSettings {
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  failingSince: Date | null;
 }
 
-/** Sets the merchant's webhook, replacing the one it had (URL, events and secret alike). */
+export async function findWebhook(db: Executor, merchantId: string): Promise<StoredWebhook | undefined> {
+  const row = await db
+    .selectFrom('merchant_webhooks')
+    .select(['url', 'events', 'secret', 'disabled_at', 'disabled_reason', 'failing_since'])
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+  return (
+    row && {
+      url: row.url,
+      events: row.events as WebhookEventType[],
+      secret: row.secret,
+      disabledAt: row.disabled_at,
+      disabledReason: row.disabled_reason,
+      failingSince: row.failing_since,
+    }
+  );
+}
+
+/**
+ * Sets the merchant's webhook, replacing the one it had (URL, events and secret alike). A disabled
+ * endpoint is enabled again, with a clean record of failures.
+ */
 export async function upsertWebhook(db: Executor, merchantId: string, webhook: WebhookSettings): Promise<void> {
   await db
     .insertInto('merchant_webhooks')
@@ -28,6 +48,9 @@ export async function upsertWebhook(db: Executor, merchantId: string, webhook: W
         events: eb.ref('excluded.events'),
         secret: eb.ref('excluded.secret'),
         updated_at: eb.fn('now'),
+        failing_since: null,
+        disabled_at: null,
+        disabled_reason: null,
       })),
     )
     .execute();
@@ -75,9 +98,12 @@ export interface DeliveryAttempt {
   deliveredAt: Date | null;
 }
 
-/** The outcome of one attempt. A delivery already delivered stays so (a late, duplicate attempt). */
-export async function recordDeliveryAttempt(db: Executor, eventId: string, attempt: DeliveryAttempt): Promise<void> {
-  await db
+/**
+ * The outcome of one attempt; false when the row was not changed. A delivery already delivered stays so
+ * (a late, duplicate attempt); one dropped meanwhile stays dropped unless this attempt delivered it.
+ */
+export async function recordDeliveryAttempt(db: Executor, eventId: string, attempt: DeliveryAttempt): Promise<boolean> {
+  const result = await db
     .updateTable('webhook_deliveries')
     .set({
       state: attempt.state,
@@ -88,8 +114,95 @@ export async function recordDeliveryAttempt(db: Executor, eventId: string, attem
       delivered_at: attempt.deliveredAt,
     })
     .where('id', '=', eventId)
-    .where('state', '!=', 'delivered')
+    .where('state', 'in', attempt.state === 'delivered' ? ['pending', 'dropped', 'failed'] : ['pending'])
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export interface DroppedWebhookEvent extends NewWebhookEvent {
+  reason: string;
+}
+
+/**
+ * Events given up unsent: each recorded `dropped` with its reason, whether or not an attempt had
+ * recorded it yet. An event that has already ended (delivered, failed, dropped) keeps its outcome.
+ */
+export async function recordDroppedEvents(db: Executor, events: readonly DroppedWebhookEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await db
+    .insertInto('webhook_deliveries')
+    .values(
+      events.map((event) => ({
+        id: event.id,
+        merchant_id: event.merchantId,
+        type: event.type,
+        job_id: event.jobId,
+        payload: event.body,
+        state: 'dropped' as const,
+        last_error: event.reason,
+      })),
+    )
+    .onConflict((conflict) =>
+      conflict
+        .column('id')
+        .doUpdateSet((eb) => ({
+          state: 'dropped' as const,
+          last_error: eb.ref('excluded.last_error'),
+          next_attempt_at: null,
+        }))
+        .where('webhook_deliveries.state', '=', 'pending'),
+    )
     .execute();
+}
+
+/**
+ * A failed attempt against the merchant's endpoint: notes when failing began (first failure since the
+ * last delivery) and, once every attempt has failed for `disableAfterMs`, disables the endpoint. One
+ * statement, which writes only on those two occasions (not at every failure). Answers the new
+ * `disabled_at` when this call disabled it.
+ */
+export async function recordEndpointFailure(
+  db: Executor,
+  merchantId: string,
+  disableAfterMs: number,
+  lastError: string,
+): Promise<{ disabledAt: Date; reason: string } | undefined> {
+  const due = sql<boolean>`merchant_webhooks.failing_since <= now() - make_interval(secs => ${disableAfterMs / 1000})`;
+  const row = await db
+    .updateTable('merchant_webhooks')
+    .set((eb) => ({
+      failing_since: eb.fn.coalesce('failing_since', sql<Date>`now()`),
+      disabled_at: sql<Date | null>`CASE WHEN ${due} THEN now() END`,
+      disabled_reason: sql<string | null>`CASE WHEN ${due} THEN
+        'every delivery failed since ' || to_char(merchant_webhooks.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+        || ' (last: ' || ${lastError.slice(0, 200)} || ')' END`,
+    }))
+    .where('merchant_id', '=', merchantId)
+    .where('disabled_at', 'is', null)
+    .where((eb) => eb.or([eb('failing_since', 'is', null), due]))
+    .returning(['disabled_at', 'disabled_reason'])
+    .executeTakeFirst();
+  return row?.disabled_at ? { disabledAt: row.disabled_at, reason: row.disabled_reason ?? '' } : undefined;
+}
+
+/** A delivered attempt: the endpoint is no longer failing (a write only when it was). */
+export async function recordEndpointDelivered(db: Executor, merchantId: string): Promise<void> {
+  await db
+    .updateTable('merchant_webhooks')
+    .set({ failing_since: null })
+    .where('merchant_id', '=', merchantId)
+    .where('failing_since', 'is not', null)
+    .execute();
+}
+
+/** Endpoints disabled now, for the `gateway_webhooks_disabled` gauge. */
+export async function countDisabledWebhooks(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('merchant_webhooks')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('disabled_at', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
 }
 
 export interface WebhookDeliveryView {

@@ -2,7 +2,8 @@ import type { Job } from 'bullmq';
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
 import { type MemberEnd, membersFinished } from '../../shared/jobs/job-outcome.js';
 import { cancelBatchJobSchema } from '../../shared/queue/job-catalogue.js';
-import { WITHDRAWN } from '../../shared/queue/redis-keys.js';
+import { keyLifetimes, WITHDRAWN } from '../../shared/queue/redis-keys.js';
+import { cancelledJobIds } from '../../shared/repositories/cancellation-jobs.repository.js';
 import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
 import type { BatchMember } from '../../shared/single-cancels/member-ids.js';
 import { outcomeCounts } from '../../shared/single-cancels/outcome-counts.js';
@@ -40,6 +41,16 @@ export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalesce
     const createdAt = new Date(job.timestamp);
     const startedAt = new Date(job.processedOn ?? Date.now());
     const marks = await takeBatch(deps.redis, prefix, merchantId, requests);
+    // Withdrawn marks live only the deduplication window (redis-keys.ts). A batch taken later than that
+    // (a backlog, a Postgres outage) may hold members whose mark has expired: the API withdrew those after
+    // writing their audit row `cancelled`, which is looked up instead (one query, only for such batches).
+    if (Date.now() - job.timestamp > keyLifetimes.withdrawnMarkMs) {
+      const unmarked = requests.filter((_, index) => !marks[index]).map((request) => request.jobId);
+      const withdrawnEarlier = await cancelledJobIds(deps.db, unmarked);
+      requests.forEach((request, index) => {
+        if (withdrawnEarlier.has(request.jobId)) marks[index] = WITHDRAWN;
+      });
+    }
     // A member aborted after its batch was taken is skipped on the batch's first run (nothing of it was
     // applied). On a later run (after an outage, or a worker that died) an earlier run may have committed it,
     // so it is applied like the rest, with the same outcome if it had: it was in flight when the abort came.

@@ -10,17 +10,22 @@ import {
   webhookQueueName,
   webhookRetryDelayMs,
 } from '../../shared/webhooks/webhook-catalogue.js';
+import { disabledDetail } from '../../shared/webhooks/webhook-notifier.js';
+import { dropEvents, finishPending, type PendingDeps, takeAllPending } from '../../shared/webhooks/webhook-pending.js';
 import { signWebhook } from '../../shared/webhooks/webhook-signature.js';
 import {
   type DeliveryAttempt,
   findDeliveryState,
   findWebhook,
   recordDeliveryAttempt,
+  recordEndpointDelivered,
+  recordEndpointFailure,
   recordWebhookEvent,
 } from '../../shared/webhooks/webhooks.repository.js';
 import { outageDelayMs } from '../job-failures.js';
 import type { WorkerDeps } from '../worker-context.js';
 import { sendWebhook } from './webhook-sender.js';
+import { busyDelayMs, createMerchantSlots, type MerchantSlots } from './webhook-slots.js';
 
 export interface WebhookDeliveryWorker {
   worker: Worker;
@@ -29,18 +34,39 @@ export interface WebhookDeliveryWorker {
 
 /**
  * Delivers webhooks from their own queue, in every worker process. Each attempt reads the merchant's
- * webhook as it is now (a changed URL or secret applies to retries, a removed webhook ends them), signs
- * the stored body afresh with a new `webhook-timestamp`, and records its outcome on the delivery row.
+ * webhook as it is now (a changed URL or secret applies to retries, a removed or disabled webhook ends
+ * them), takes one of its merchant's slots (webhook-slots.ts: when all are held it goes back to the
+ * queue for a moment without using an attempt), signs the stored body afresh with a new
+ * `webhook-timestamp`, and records its outcome on the delivery row. Every attempt's outcome also tells
+ * the endpoint's record (webhooks.repository.ts): failing since when, disabled once every attempt has
+ * failed for WEBHOOK_DISABLE_AFTER_MS. A final outcome takes the event out of its merchant's pending set
+ * (webhook-pending.ts).
  */
 export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWorker {
+  const delivery: Delivery = {
+    deps,
+    pending: {
+      db: deps.db,
+      logger: deps.logger,
+      metrics: deps.metrics,
+      redis: deps.redis,
+      prefix: deps.config.QUEUE_PREFIX,
+      queue: deps.queues[webhookQueueName],
+    },
+    slots: createMerchantSlots(deps.redis, deps.config.QUEUE_PREFIX, {
+      limit: deps.config.WEBHOOK_MERCHANT_CONCURRENCY,
+      attemptTimeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+    }),
+  };
   const processors: Record<WebhookJobName, (job: Job, token?: string) => Promise<unknown>> = {
-    webhookDelivery: (job, token) => deliver(deps, job, token),
+    webhookDelivery: (job, token) => deliver(delivery, job, token),
   };
   // As for the cancellation catalogue: start-up refuses a job kind without a processor.
   const missing = webhookJobNames.filter((name) => typeof processors[name] !== 'function');
   if (missing.length > 0) throw new Error(`no processor for webhook job kinds: ${missing.join(', ')}`);
 
   for (const outcome of ['delivered', 'retried', 'failed']) deps.metrics.webhookDeliveries.inc({ outcome }, 0);
+  for (const reason of ['pending_cap', 'disabled']) deps.metrics.webhookEventsDropped.inc({ reason }, 0);
 
   const scale = deps.config.WEBHOOK_RETRY_SCALE;
   const worker = new Worker(
@@ -60,6 +86,14 @@ export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWor
     },
   );
   worker.on('error', (error) => deps.logger.error({ err: error }, 'webhook worker error'));
+  // A job that ended for good on an error no outcome above handled (a database refusal, say) leaves its
+  // merchant's pending set too, so it no longer counts against the cap.
+  worker.on('failed', (job, error) => {
+    if (!job) return;
+    const final = error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+    const merchantId = (job.data as Partial<WebhookDeliveryJob>).merchantId;
+    if (final && merchantId) void finishPending(delivery.pending, merchantId, job.id ?? '').catch(() => {});
+  });
 
   return {
     worker,
@@ -69,14 +103,58 @@ export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWor
   };
 }
 
-async function deliver(deps: WorkerDeps, job: Job, token: string | undefined): Promise<string> {
+interface Delivery {
+  deps: WorkerDeps;
+  pending: PendingDeps;
+  slots: MerchantSlots;
+}
+
+/**
+ * Takes one of the merchant's slots before anything else, so that an attempt turned away costs Redis
+ * only (a merchant with many events waiting must not load Postgres with them); the slot is freed however
+ * the attempt ends.
+ */
+async function deliver(delivery: Delivery, job: Job, token: string | undefined): Promise<string> {
   const event = webhookDeliveryJobSchema.parse(job.data);
+  await takeSlotOrWait(delivery, job, token, event);
+  try {
+    return await attempt(delivery, job, token, event);
+  } finally {
+    await delivery.slots.release(event.merchantId, event.eventId).catch(() => {});
+  }
+}
+
+/** One of the merchant's slots (taken, or refreshed when held), or back to the queue for a moment without using an attempt. */
+async function takeSlotOrWait(
+  { deps, slots }: Delivery,
+  job: Job,
+  token: string | undefined,
+  event: WebhookDeliveryJob,
+): Promise<void> {
+  if (await slots.take(event.merchantId, event.eventId)) return;
+  if (!token) throw new Error('webhook slots held, and no token to put the job back');
+  const turnedAway = job.attemptsStarted - job.attemptsMade;
+  await job.moveToDelayed(Date.now() + busyDelayMs(turnedAway, deps.config.WEBHOOK_TIMEOUT_MS), token);
+  throw new DelayedError("merchant's webhook slots are all held: delivery put back without using an attempt");
+}
+
+async function attempt(
+  delivery: Delivery,
+  job: Job,
+  token: string | undefined,
+  event: WebhookDeliveryJob,
+): Promise<string> {
+  const { deps, pending } = delivery;
   let webhook: Awaited<ReturnType<typeof findWebhook>>;
   try {
     await recordWebhookEvent(deps.db, { ...event, id: event.eventId });
     const state = await findDeliveryState(deps.db, event.eventId);
-    // Already delivered or given up (the same event queued again once its first job had left Redis).
-    if (state !== 'pending') return `already ${state}`;
+    // Already delivered, given up or dropped (the same event queued again once its first job had left
+    // Redis, or dropped while this job waited).
+    if (state !== 'pending') {
+      await finishPending(pending, event.merchantId, event.eventId);
+      return `already ${state}`;
+    }
     webhook = await findWebhook(deps.db, event.merchantId);
   } catch (error) {
     if (isTransientDatabaseError(error) && token) {
@@ -87,13 +165,22 @@ async function deliver(deps: WorkerDeps, job: Job, token: string | undefined): P
     throw error;
   }
 
-  const attempt = job.attemptsMade + 1;
+  const attemptNumber = job.attemptsMade + 1;
   if (!webhook?.events.includes(event.type)) {
     const reason = webhook ? `event type ${event.type} no longer subscribed` : 'webhook removed';
-    await finish(deps, event, { ...emptyAttempt(attempt - 1), state: 'failed', lastError: reason });
+    await finish(deps, pending, event, { ...emptyAttempt(attemptNumber - 1), state: 'failed', lastError: reason });
     throw new UnrecoverableError(reason);
   }
+  if (webhook.disabledAt) {
+    await dropOne(deps, pending, event, disabledDetail(webhook.disabledReason ?? 'disabled'), {
+      attempts: attemptNumber - 1,
+      lastStatus: null,
+    });
+    return 'dropped: endpoint disabled';
+  }
 
+  // The slot again, refreshed: its lifetime counts from here, the send's own bound after the reads above.
+  await takeSlotOrWait(delivery, job, token, event);
   const messageId = webhookMessageId(event.eventId);
   const timestamp = Math.floor(Date.now() / 1000);
   const response = await sendWebhook({
@@ -106,40 +193,75 @@ async function deliver(deps: WorkerDeps, job: Job, token: string | undefined): P
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signWebhook(webhook.secret, messageId, timestamp, event.body),
     },
-  });
+  }).finally(() => delivery.slots.release(event.merchantId, event.eventId).catch(() => {}));
 
-  const log = { eventId: event.eventId, merchantId: event.merchantId, jobId: event.jobId, type: event.type, attempt };
+  const log = {
+    eventId: event.eventId,
+    merchantId: event.merchantId,
+    jobId: event.jobId,
+    type: event.type,
+    attempt: attemptNumber,
+  };
   if (response.outcome === 'answered' && response.status >= 200 && response.status < 300) {
-    await finish(deps, event, {
-      ...emptyAttempt(attempt),
+    await finish(deps, pending, event, {
+      ...emptyAttempt(attemptNumber),
       state: 'delivered',
       lastStatus: response.status,
       deliveredAt: new Date(),
     });
+    await recordEndpointDelivered(deps.db, event.merchantId);
     deps.logger.info({ ...log, status: response.status }, 'webhook delivered');
     return 'delivered';
   }
 
   const lastStatus = response.outcome === 'answered' ? response.status : null;
   const lastError = response.outcome === 'answered' ? `HTTP ${response.status}` : response.error;
+  const disabled = await recordEndpointFailure(
+    deps.db,
+    event.merchantId,
+    deps.config.WEBHOOK_DISABLE_AFTER_MS,
+    lastError,
+  );
+  if (disabled) {
+    // Every attempt has failed for WEBHOOK_DISABLE_AFTER_MS: this event and every other pending one of
+    // the merchant are given up now, each recorded, rather than left to hold Redis for their retries.
+    deps.logger.warn({ ...log, reason: disabled.reason }, 'webhook endpoint disabled');
+    const detail = disabledDetail(disabled.reason);
+    await dropOne(deps, pending, event, detail, { attempts: attemptNumber, lastStatus });
+    const others = await takeAllPending(pending, event.merchantId);
+    await dropEvents(
+      pending,
+      event.merchantId,
+      others.filter((id) => id !== event.eventId),
+      'disabled',
+      detail,
+    );
+    return 'dropped: endpoint disabled';
+  }
+
   // An internal address found at delivery time is not retried: a name that resolves inside the
   // service's network is a misconfiguration or an attack, and repeating the attempt for hours would
   // give an attacker more tries at a resolver race.
-  if (response.outcome === 'refused' || attempt >= WEBHOOK_MAX_ATTEMPTS) {
-    await finish(deps, event, { ...emptyAttempt(attempt), state: 'failed', lastStatus, lastError });
+  if (response.outcome === 'refused' || attemptNumber >= WEBHOOK_MAX_ATTEMPTS) {
+    await finish(deps, pending, event, { ...emptyAttempt(attemptNumber), state: 'failed', lastStatus, lastError });
     deps.logger.warn({ ...log, lastStatus, lastError }, 'webhook delivery given up');
     const message = `webhook delivery failed: ${lastError}`;
     throw response.outcome === 'refused' ? new UnrecoverableError(message) : new Error(message);
   }
 
-  const nextAttemptAt = new Date(Date.now() + webhookRetryDelayMs(attempt, deps.config.WEBHOOK_RETRY_SCALE));
-  await recordDeliveryAttempt(deps.db, event.eventId, {
-    ...emptyAttempt(attempt),
+  const nextAttemptAt = new Date(Date.now() + webhookRetryDelayMs(attemptNumber, deps.config.WEBHOOK_RETRY_SCALE));
+  const recorded = await recordDeliveryAttempt(deps.db, event.eventId, {
+    ...emptyAttempt(attemptNumber),
     state: 'pending',
     lastStatus,
     lastError,
     nextAttemptAt,
   });
+  if (!recorded) {
+    // Dropped while this attempt was in flight (the pending cap): its record says so already.
+    await finishPending(pending, event.merchantId, event.eventId);
+    return 'dropped during the attempt';
+  }
   deps.metrics.webhookDeliveries.inc({ outcome: 'retried' });
   deps.logger.info({ ...log, lastStatus, lastError, nextAttemptAt }, 'webhook attempt failed; will retry');
   throw new Error(`webhook attempt failed: ${lastError}`);
@@ -149,8 +271,35 @@ function emptyAttempt(attempts: number): DeliveryAttempt {
   return { state: 'pending', attempts, lastStatus: null, lastError: null, nextAttemptAt: null, deliveredAt: null };
 }
 
-/** A final outcome: recorded on the row and counted. */
-async function finish(deps: WorkerDeps, event: WebhookDeliveryJob, attempt: DeliveryAttempt): Promise<void> {
+/** A final outcome: recorded on the row, counted, and out of the merchant's pending set. */
+async function finish(
+  deps: WorkerDeps,
+  pending: PendingDeps,
+  event: WebhookDeliveryJob,
+  attempt: DeliveryAttempt,
+): Promise<void> {
   await recordDeliveryAttempt(deps.db, event.eventId, attempt);
   deps.metrics.webhookDeliveries.inc({ outcome: attempt.state === 'delivered' ? 'delivered' : 'failed' });
+  await finishPending(pending, event.merchantId, event.eventId);
+}
+
+/**
+ * This event given up because its endpoint is disabled: recorded `dropped` (with the attempts it made),
+ * counted, and out of the merchant's pending set.
+ */
+async function dropOne(
+  deps: WorkerDeps,
+  pending: PendingDeps,
+  event: WebhookDeliveryJob,
+  detail: string,
+  attempt: { attempts: number; lastStatus: number | null },
+): Promise<void> {
+  await recordDeliveryAttempt(deps.db, event.eventId, {
+    ...emptyAttempt(attempt.attempts),
+    state: 'dropped',
+    lastStatus: attempt.lastStatus,
+    lastError: detail,
+  });
+  deps.metrics.webhookEventsDropped.inc({ reason: 'disabled' });
+  await finishPending(pending, event.merchantId, event.eventId);
 }
