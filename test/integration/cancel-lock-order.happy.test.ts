@@ -125,7 +125,9 @@ describe('cancels over overlapping rewards, in opposite orders, at once', () => 
         ]);
         for (const outcome of counted) if (outcome.status === 'rejected') errors.push(outcome.reason);
         expect(errors).toEqual([]);
-        const [a, b, c, d] = counted.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : -1));
+        const [a = -1, b = -1, c = -1, d = -1] = counted.map((outcome) =>
+          outcome.status === 'fulfilled' ? outcome.value : -1,
+        );
 
         // Every reward CANCELLED, by exactly one of the statements, each count what its rewards say.
         const byJob = await sql<{ job: string; status: string; rewards: number }>`

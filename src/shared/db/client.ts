@@ -20,7 +20,7 @@ export interface DbOptions {
 }
 
 /** Milliseconds; 0 leaves the server's setting. */
-export interface PoolTimeouts {
+interface PoolTimeouts {
   statementMs: number;
   lockMs: number;
   idleInTransactionMs: number;
