@@ -13,7 +13,8 @@ import { listCancelledRewards, listCancelledRewardsOfJob } from './job-rewards.r
  * earlier attempt of the same job (its id is on the reward): a retried job reports the same counts.
  *
  * One lock order: every statement that cancels rewards locks them in reward id order before it changes
- * them (`SELECT … ORDER BY id FOR NO KEY UPDATE` in a CTE, then the UPDATE of exactly those rows), so two
+ * them (`SELECT … ORDER BY id FOR NO KEY UPDATE` in a CTE, then the UPDATE of exactly those rows, found
+ * again by their address: a TID scan, no second index descent; a row keeps its address while locked), so two
  * statements over overlapping rewards wait for each other at most, never in a circle: no deadlock,
  * whatever the plans and whichever requests, ids or players they were given, in any order. The one
  * exception is the by-query slice statement, the hot path of a large cancel: it updates in its scan's
@@ -70,16 +71,16 @@ export async function cancelSingleRewards(
       ) WITH ORDINALITY AS t(job_id, merchant_id, reward_id, external_id, request_id, created_at, started_at, ordinal)
     ),
     matched AS (
-      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id
+      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id, r.ctid AS address
       FROM input i JOIN rewards r ON r.id = i.reward_id AND r.merchant_id = i.merchant_id
       UNION ALL
-      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id
+      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id, r.ctid AS address
       FROM input i JOIN rewards r ON r.merchant_id = i.merchant_id AND r.external_id = i.external_id
       WHERE i.reward_id IS NULL
     ),
     locked AS MATERIALIZED (
-      SELECT r.id FROM rewards r
-      WHERE r.id = ANY(ARRAY(SELECT id FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
+      SELECT r.ctid AS address FROM rewards r
+      WHERE r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
       ORDER BY r.id
       FOR NO KEY UPDATE
     ),
@@ -87,7 +88,7 @@ export async function cancelSingleRewards(
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = m.job_id
       FROM matched m
-      WHERE r.id = m.id AND r.id = ANY(ARRAY(SELECT id FROM locked)) AND r.status = 'ACTIVE'
+      WHERE r.id = m.id AND r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
       RETURNING r.id, r.cancellation_job_id
     ),
     ${listCancelledRewards},
@@ -148,22 +149,22 @@ export async function cancelRewardsByIdentifiers(
   const excludeIds = params.excludeIds ?? [];
   const result = await sql<IdentifierBatchResult>`
     WITH matched AS (
-      SELECT r.id, r.status, r.cancellation_job_id, r.external_id
+      SELECT r.id, r.status, r.cancellation_job_id, r.external_id, r.ctid AS address
       FROM rewards r
       WHERE r.merchant_id = ${merchantId}
         AND (r.id = ANY(${ids}::uuid[]) OR r.external_id = ANY(${externalIds}::text[]))
         AND NOT (r.id = ANY(${excludeIds}::uuid[]))
     ),
     locked AS MATERIALIZED (
-      SELECT r.id FROM rewards r
-      WHERE r.id = ANY(ARRAY(SELECT id FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
+      SELECT r.ctid AS address FROM rewards r
+      WHERE r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
       ORDER BY r.id
       FOR NO KEY UPDATE
     ),
     updated AS (
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.id = ANY(ARRAY(SELECT id FROM locked)) AND r.status = 'ACTIVE'
+      WHERE r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
       RETURNING r.id
     ),
     ${listCancelledRewardsOfJob(jobId)}
