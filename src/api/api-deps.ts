@@ -6,6 +6,7 @@ import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
 import { webhookQueueName } from '../shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
+import { HeavyReadLimiter } from './heavy-read-limiter.js';
 import { CancellationProducer } from './jobs/producer.js';
 import { MerchantDirectory } from './merchant-directory.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -24,6 +25,12 @@ export function createApiConnections(config: Config, logger: Logger): ApiConnect
       poolSize: config.DB_POOL_SIZE,
       applicationName: 'rewards-api',
       connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+      // Reads are short: a statement or a lock wait past these answers 503, and frees the connection.
+      timeouts: {
+        statementMs: config.API_STATEMENT_TIMEOUT_MS,
+        lockMs: config.API_LOCK_TIMEOUT_MS,
+        idleInTransactionMs: config.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      },
       onConnectionError: (error) => logger.warn({ err: error }, 'postgres connection lost'),
     }),
     redis: createRedis(config, 'producer', 'rewards-api'),
@@ -63,6 +70,7 @@ export function createApiDeps(
       maxEntries: config.READ_CACHE_MAX_ENTRIES,
       maxBytes: config.READ_CACHE_MAX_BYTES,
     }),
+    heavyReads: new HeavyReadLimiter(config.HEAVY_READS_PER_MERCHANT),
     rateLimiter: new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger),
     webhooks: createWebhookNotifier({
       config,

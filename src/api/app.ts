@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
-import { isDatabaseUnavailable } from '../shared/database-errors.js';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../shared/database-errors.js';
 import { errorResponse } from '../shared/error-response.js';
 import { AppError } from '../shared/errors.js';
 import { registerAdminRoutes } from './admin/admin-routes.js';
@@ -49,6 +49,11 @@ function asAppError(error: Error, log: RequestLog): AppError {
   }
   if (isDatabaseUnavailable(error)) {
     log.error({ err: error }, 'database unavailable');
+    return new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, cause: error });
+  }
+  if (isDatabaseBusy(error)) {
+    // Past the API pool's statement or lock timeout (client.ts): the connection is free again at once.
+    log.warn({ err: error }, 'database statement timed out');
     return new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, cause: error });
   }
   if (error instanceof HTTPException && error.status < 500) {

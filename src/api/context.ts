@@ -5,6 +5,7 @@ import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
 import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
+import type { HeavyReadLimiter } from './heavy-read-limiter.js';
 import type { CancellationProducer } from './jobs/producer.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -26,6 +27,8 @@ export interface ApiDeps {
   webhooks: WebhookNotifier;
   /** Per-merchant request rate, counted in Redis (normally on `redis`). */
   rateLimiter: RateLimiter;
+  /** Per-merchant cap of dry runs and job-rewards pages running at once in this process. */
+  heavyReads: HeavyReadLimiter;
 }
 
 /**

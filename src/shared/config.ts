@@ -139,6 +139,30 @@ export const configSchema = z
      * 503 within 2 s while the database is away, instead of hanging.
      */
     DB_CONNECT_TIMEOUT_MS: positiveInt(1_500),
+    /**
+     * Postgres timeouts, set on every connection of a pool when it opens (startup parameters), so no
+     * statement, lock wait or forgotten transaction can hold a connection without end. 0 switches one
+     * off (the server's own setting then applies). The migration command sets none.
+     * API: reads answer within seconds, or the request answers 503 with Retry-After (a statement
+     * cancelled, SQLSTATE 57014, or a lock not granted, 55P03).
+     */
+    API_STATEMENT_TIMEOUT_MS: nonNegativeInt(5_000),
+    API_LOCK_TIMEOUT_MS: nonNegativeInt(1_000),
+    /**
+     * Worker: a batch statement may take longer (at most CANCEL_BATCH_SIZE rewards); a lock not granted
+     * puts the job back like a deadlock does (no attempt used), a statement past its timeout uses an
+     * attempt (retried with backoff).
+     */
+    WORKER_STATEMENT_TIMEOUT_MS: nonNegativeInt(60_000),
+    WORKER_LOCK_TIMEOUT_MS: nonNegativeInt(5_000),
+    /** Both pools: a session idle inside an open transaction this long is ended by Postgres. */
+    DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: nonNegativeInt(30_000),
+    /**
+     * Heavy reads (dry runs, job-rewards pages) one merchant may have running at once in one API
+     * process; more answer 429 errorCode 7 with Retry-After. Counted in memory, per process: with N API
+     * replicas a merchant may have up to N times this many.
+     */
+    HEAVY_READS_PER_MERCHANT: positiveInt(2),
     /** Rewards per transaction in the worker. */
     CANCEL_BATCH_SIZE: positiveInt(10_000),
     /** A bulk job with more identifiers than this is split into child jobs shared by all workers. */

@@ -26,7 +26,26 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return CONNECTION_MESSAGES.some((fragment) => message.includes(fragment));
 }
 
-/** Worth retrying: unreachable, deadlock (40P01), serialization failure (40001), lock timeout, too many connections. */
+/**
+ * A statement Postgres stopped because of a pool's timeouts (client.ts): cancelled past
+ * `statement_timeout` (57014, query_canceled) or refused a lock within `lock_timeout` (55P03). The
+ * database is up but busy; asking again later is the answer (503 to a client).
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === '57014' || code === '55P03';
+}
+
+/** A lock not granted within `lock_timeout` (55P03). */
+export function isLockTimeout(error: unknown): boolean {
+  return codeOf(error) === '55P03';
+}
+
+/**
+ * Worth retrying without using an attempt: unreachable, deadlock (40P01), serialization failure
+ * (40001), lock timeout (55P03), too many connections. A statement cancelled past its timeout (57014)
+ * is not here: run again at once it would likely take as long, so it uses an attempt (with backoff).
+ */
 export function isTransientDatabaseError(error: unknown): boolean {
   const code = codeOf(error);
   return (

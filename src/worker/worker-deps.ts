@@ -23,6 +23,12 @@ export function createWorkerConnections(config: Config, logger: Logger): WorkerC
       poolSize: Math.max(config.DB_POOL_SIZE, config.WORKER_BULK_CONCURRENCY + 4),
       applicationName: 'rewards-worker',
       connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+      // Batches take longer than reads; a lock wait past its timeout puts the job back (workers.ts).
+      timeouts: {
+        statementMs: config.WORKER_STATEMENT_TIMEOUT_MS,
+        lockMs: config.WORKER_LOCK_TIMEOUT_MS,
+        idleInTransactionMs: config.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      },
       onConnectionError: (error) => logger.warn({ err: error }, 'postgres connection lost'),
     }),
     redis: createRedis(config, 'worker', 'rewards-worker'),

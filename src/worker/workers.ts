@@ -3,6 +3,7 @@ import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/datab
 import { afterCompletion, attemptFailed, finished, taken } from '../shared/jobs/job-outcome.js';
 import { type JobName, jobNames, queueNames } from '../shared/queue/job-catalogue.js';
 import { DatabaseGate } from './database-gate.js';
+import { DeferredSliceLister } from './deferred-slice-lister.js';
 import { classifyFailure, outageDelayMs } from './job-failures.js';
 import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js';
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
@@ -43,6 +44,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   const missing = jobNames.filter((name) => typeof processors[name] !== 'function');
   if (missing.length > 0) throw new Error(`no processor for job kinds: ${missing.join(', ')}`);
 
+  const lister = new DeferredSliceLister(deps);
   const gate = new DatabaseGate(deps.db, deps.logger);
   gate.onResume(() => void deps.outbox.flush());
 
@@ -57,8 +59,9 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
       return result;
     } catch (error) {
       if (isTransientDatabaseError(error) && token) {
-        // Postgres away (or a deadlock): the job goes back to the queue without using an attempt,
-        // so no outage, however long, can make an accepted cancel fail.
+        // Postgres away, a deadlock, or a lock not granted within WORKER_LOCK_TIMEOUT_MS: the job goes
+        // back to the queue without using an attempt, so no outage, however long, can make an accepted
+        // cancel fail.
         if (isDatabaseUnavailable(error)) gate.reportUnavailable(error);
         await job.moveToDelayed(Date.now() + outageDelayMs(), token);
         throw new DelayedError('database unavailable: job put back without using an attempt');
@@ -81,8 +84,9 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   ];
   gate.watch(workers);
   const endings = new JobEndings();
-  for (const worker of workers) observe(deps, worker, endings);
+  for (const worker of workers) observe(deps, worker, endings, lister);
   deps.outbox.start();
+  lister.start();
   const webhookDelivery = startWebhookDeliveryWorker(deps);
 
   return {
@@ -97,6 +101,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
       // draining still tell their merchants' webhooks.
       await Promise.all([...workers.map((worker) => worker.close()), webhookDelivery.close()]);
       await endings.settled();
+      await lister.close();
     },
   };
 }
@@ -119,9 +124,13 @@ class JobEndings {
 }
 
 /** Hands BullMQ's events about a job's end to the job's owner (job-outcome.ts), and logs worker errors. */
-function observe(deps: WorkerDeps, worker: Worker, endings: JobEndings): void {
+function observe(deps: WorkerDeps, worker: Worker, endings: JobEndings, lister: DeferredSliceLister): void {
   // BullMQ has marked the job completed: no place after that mark can be awaited by the worker.
-  worker.on('completed', (job, result) => endings.track(afterCompletion(deps, job, result)));
+  worker.on('completed', (job, result) => {
+    endings.track(afterCompletion(deps, job, result));
+    // A large by-query job's rewards are listed now, after it was reported completed.
+    if (job.name === 'bulkCancelByQuery') lister.list(job.id as string);
+  });
 
   // Only BullMQ knows, inside Redis, whether a failed attempt was the last (attempts, backoff, an
   // unrecoverable error, a job stalled too often): this event is where a worker learns it.

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/shared/db/client.js';
 import type { Database } from '../../src/shared/db/schema.js';
-import { listJobRewards } from '../../src/shared/repositories/job-rewards.repository.js';
+import { listDeferredSlices, listJobRewards } from '../../src/shared/repositories/job-rewards.repository.js';
 import {
   cancelRewardsByIdentifiers,
   cancelRewardsOfPlayers,
@@ -460,15 +460,19 @@ describe('cancelSliceOfPlayers', () => {
   });
 });
 
-describe('the listing of one-statement slices, deferred to the first read', () => {
+describe("the listing of one-statement slices, deferred to the worker's listing", () => {
   const pendingSlices = async (jobId: string) =>
     (await env.db.selectFrom('job_cancel_slices').select('id').where('job_id', '=', jobId).execute()).length;
   const listedRows = async (jobId: string) =>
     (await env.db.selectFrom('job_rewards').select('bucket').where('job_id', '=', jobId).execute()).length;
-  const page = (jobId: string, limit = 100) => listJobRewards(env.db, { jobId, merchantId, after: undefined, limit });
+  // What the worker does at a job's end (listDeferredSlices), then what the API reads.
+  const page = async (jobId: string, limit = 100) => {
+    await listDeferredSlices(env.db, jobId, { skipLocked: false });
+    return listJobRewards(env.db, { jobId, merchantId, after: undefined, limit });
+  };
   const ids = (rows: ReadonlyArray<{ id: string }>) => rows.map((row) => row.id).sort();
 
-  it('notes the slice instead of listing it; the first read lists it, and every run of the job lists only its own', async () => {
+  it('notes the slice instead of listing it; the listing lists it, and every run of the job lists only its own', async () => {
     const player = unique('deferred');
     const first = await rewards([{ playerId: player }, { playerId: player }]);
     const jobId = randomUUID();
@@ -501,6 +505,7 @@ describe('the listing of one-statement slices, deferred to the first read', () =
     await cancelSliceOfPlayers(env.db, { jobId, merchantId, playerIds: [p1], filter: {}, limit: 10 });
     expect([await count([p1]), await count([p1, p2])]).toEqual([2, 2]);
     await page(jobId); // the noted slice becomes job_rewards rows
+    expect((await listJobRewards(env.db, { jobId, merchantId, after: undefined, limit: 10 })).rewards).toHaveLength(2);
     expect([await pendingSlices(jobId), await count([p1, p2])]).toEqual([0, 2]);
   });
 
@@ -518,7 +523,7 @@ describe('the listing of one-statement slices, deferred to the first read', () =
     expect(await countCancelledByJob(env.db, { jobId, merchantId, playerIds: [player] })).toBe(0);
   });
 
-  it('a reader that meets another one mid-way waits until every slice it saw is listed', async () => {
+  it('a listing that meets another one mid-way waits for its slices, or with skipLocked leaves them to it', async () => {
     const players = Array.from({ length: 25 }, (_, index) => unique(`raced-${index}`));
     const created = await rewards(players.map((playerId) => ({ playerId })));
     const jobId = randomUUID();
@@ -542,8 +547,11 @@ describe('the listing of one-statement slices, deferred to the first read', () =
            AND r.cancellation_job_id = $1 AND r.cancelled_at = t.cancelled_at`,
         [jobId],
       );
+      // A lister of another worker (skipLocked) lists the fifteen others and leaves the ten to the holder.
+      await listDeferredSlices(env.db, jobId, { skipLocked: true });
+      expect(await pendingSlices(jobId)).toBe(10);
       const reading = page(jobId);
-      // The reader waits on the other's ten slices; once those are committed, it must go on to the rest.
+      // The job's own last step waits on the other's ten slices; once those are committed, it goes on.
       await new Promise((resolve) => setTimeout(resolve, 200));
       await other.query('COMMIT');
       const listed = await reading;
@@ -573,7 +581,7 @@ describe('the listing of one-statement slices, deferred to the first read', () =
     });
     expect(await pendingSlices(jobId)).toBe(25);
 
-    // Two readers at once: each reward is listed once.
+    // Two listings at once: each reward is listed once.
     const [a, b] = await Promise.all([page(jobId), page(jobId)]);
     expect(ids(a.rewards)).toEqual(ids(created));
     expect(ids(b.rewards)).toEqual(ids(created));

@@ -66,7 +66,10 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
       externalRewardConfigurationId: body.externalRewardConfigurationId ?? undefined,
     };
     if (body.dryRun === true) {
-      const cancellable = await previewCancelOfPlayers(c.get('deps').db, { merchantId, playerIds, filter });
+      const { db, heavyReads } = c.get('deps');
+      const cancellable = await heavyReads.run(merchantId, () =>
+        previewCancelOfPlayers(db, { merchantId, playerIds, filter }),
+      );
       return c.json({ players: playerIds.length, cancellable }, 200);
     }
     const payload = { merchantId, requestId: c.get('requestId'), acceptedAt: Date.now(), playerIds, ...filter };

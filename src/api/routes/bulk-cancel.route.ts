@@ -63,11 +63,10 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     const uniqueIds = [...new Set(ids.map((id) => id.toLowerCase()))];
     const uniqueExternalIds = [...new Set(externalIds)];
     if (body.dryRun === true) {
-      const preview = await previewCancelByIdentifiers(c.get('deps').db, {
-        merchantId,
-        ids: uniqueIds,
-        externalIds: uniqueExternalIds,
-      });
+      const { db, heavyReads } = c.get('deps');
+      const preview = await heavyReads.run(merchantId, () =>
+        previewCancelByIdentifiers(db, { merchantId, ids: uniqueIds, externalIds: uniqueExternalIds }),
+      );
       return c.json({ requested: uniqueIds.length + uniqueExternalIds.length, ...preview }, 200);
     }
     const payload = {

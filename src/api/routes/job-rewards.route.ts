@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
-import { listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
+import { hasDeferredSlices, listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { findJobStatus } from '../jobs/job-status.js';
@@ -48,28 +48,38 @@ export function registerJobRewards(app: App, auth: MerchantRouteMiddleware): voi
     summary: 'The rewards a cancellation job cancelled, page by page',
     description:
       'The rewards that carry this job as their canceller, in id order. Pass `next` as `after` for the ' +
-      'following page. A job still running lists what it has cancelled so far.',
+      'following page. A job still running lists what it has listed so far. A bulkCancelByQuery job ' +
+      'lists its rewards as it ends: a large one (over 10,000 rewards) moments after it completed, and ' +
+      'until then (or while it runs) its pages answer 409 with Retry-After.',
     middleware: auth,
     request: { body: jsonBody(JobRewardsRequestSchema) },
     responses: {
       200: { description: 'One page', content: { 'application/json': { schema: JobRewardsPageSchema } } },
       404: errorResponse('NOT_FOUND (10): no such job for this merchant'),
+      409: errorResponse("CONFLICT (13): the job's rewards are still being listed; see Retry-After"),
       ...merchantErrorResponses,
     },
   });
 
   app.openapi(route, async (c) => {
     const { jobId, after, limit } = c.req.valid('json');
-    const { redis, config, db } = c.get('deps');
+    const { redis, config, db, heavyReads } = c.get('deps');
     const merchantId = c.get('merchant').id;
     const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS);
     // Another merchant's job is as unknown as a job that never existed.
     if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
-    const page = await listJobRewards(db, {
-      jobId: status.jobId,
-      merchantId,
-      after: after?.toLowerCase() ?? undefined,
-      limit: limit ?? DEFAULT_PAGE,
+    // A page reads up to 10,000 rewards: at most a few at once per merchant (heavy-read-limiter.ts).
+    const page = await heavyReads.run(merchantId, async () => {
+      // Read only: the worker lists a by-query job's slices; a page before that would miss rewards.
+      if (await hasDeferredSlices(db, status.jobId)) {
+        throw new AppError('CONFLICT', "The job's rewards are still being listed", { retryAfterSeconds: 1 });
+      }
+      return listJobRewards(db, {
+        jobId: status.jobId,
+        merchantId,
+        after: after?.toLowerCase() ?? undefined,
+        limit: limit ?? DEFAULT_PAGE,
+      });
     });
     return c.json(page, 200);
   });

@@ -15,6 +15,29 @@ export interface DbOptions {
   connectTimeoutMs?: number;
   /** Told about every connection error, idle or checked out, for the log. */
   onConnectionError?: (error: Error) => void;
+  /** Postgres timeouts of every connection of the pool; absent (or 0): none set (the migration command). */
+  timeouts?: PoolTimeouts;
+}
+
+/** Milliseconds; 0 leaves the server's setting. */
+interface PoolTimeouts {
+  statementMs: number;
+  lockMs: number;
+  idleInTransactionMs: number;
+}
+
+/**
+ * The timeouts as node-postgres connection settings: sent in the startup message, so every connection
+ * has them from its first statement, with no `SET` round trip and nothing a released client could lose.
+ * node-postgres leaves out a setting of 0, which keeps the server's.
+ */
+function timeoutSettings(timeouts: PoolTimeouts | undefined): pg.PoolConfig {
+  if (!timeouts) return {};
+  return {
+    statement_timeout: timeouts.statementMs,
+    lock_timeout: timeouts.lockMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+  };
 }
 
 /** The text of each statement registered with `preparedStatement`, and the name it is sent under. */
@@ -64,6 +87,7 @@ export function createDb({
   applicationName,
   connectTimeoutMs = 1_500,
   onConnectionError = () => {},
+  timeouts,
 }: DbOptions): Db {
   const pool = new pg.Pool({
     connectionString,
@@ -74,6 +98,7 @@ export function createDb({
     idleTimeoutMillis: 30_000,
     // Dead peers that never send a FIN (a cut network) are noticed by TCP keepalive.
     keepAlive: true,
+    ...timeoutSettings(timeouts),
   });
   // A client that loses its connection emits 'error'. The pool listens on idle clients only and
   // re-emits here; a client checked out for a query or a transaction has no listener of its own, and an

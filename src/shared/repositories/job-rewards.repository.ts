@@ -3,9 +3,10 @@ import type { Database } from '../db/schema.js';
 
 /**
  * The list of rewards each job cancelled (table `job_rewards`; its migrations, 2026-11-22T0400 and
- * 2026-11-24T0100, say why it has this shape): written by the cancel statements, or expanded from a
- * by-query job's deferred slices (`job_cancel_slices`, see its migration) when it is first read; a single
- * cancel's one reward is on its audit row instead (`cancellation_jobs.reward_id`); read page by page.
+ * 2026-11-24T0100, say why it has this shape): written by the cancel statements, or listed from a
+ * by-query job's deferred slices (`job_cancel_slices`, see its migration) by the worker once the job is
+ * done; a single cancel's one reward is on its audit row instead (`cancellation_jobs.reward_id`); read
+ * page by page.
  */
 
 /**
@@ -57,32 +58,35 @@ export interface JobRewardsPage {
   next: string | null;
 }
 
-/** Deferred slices expanded per statement: about this many batches of rewards, a fraction of a second. */
-const SLICES_PER_EXPANSION = 10;
+/** Deferred slices listed per statement: about this many batches of rewards, a fraction of a second. */
+const SLICES_PER_STATEMENT = 10;
 
 /**
  * Turns a job's deferred slices (`job_cancel_slices`, written by one-statement by-query slices) into
- * `job_rewards` rows. A slice's rewards are its players' rewards that carry the job id and the
- * statement's `cancelled_at`. Each statement takes the oldest few slices, deletes them and lists their
- * rewards in one go, so a slice is listed exactly once however many readers race. A reader returns only
- * once no slice that was there when it began is left, its own or taken by another reader (whose delete
- * it waits for, row by row): the page it then reads sees every one of them listed. Slices the job adds
- * meanwhile are left to the next read.
+ * `job_rewards` rows, in statements of a few slices each, until the job has none left. A slice's
+ * rewards are its players' rewards that carry the job id and the statement's `cancelled_at`. Each
+ * statement takes the oldest few slices, deletes them and lists their rewards in one go, so a slice is
+ * listed exactly once however many workers race; each is its own short transaction.
+ *
+ * Run by the worker only (the API reads, never writes): in the job's last step when the job is small,
+ * else by the worker's lister right after the job completed (src/worker/deferred-slice-lister.ts).
+ * `skipLocked` (the lister): slices another worker is listing are left to it instead of waited for.
  */
-async function expandDeferredSlices(db: Kysely<Database>, jobId: string): Promise<void> {
-  const newest = await sql<{ id: string | null }>`
-    SELECT max(id)::text AS id FROM job_cancel_slices WHERE job_id = ${jobId}::uuid
-  `.execute(db);
-  const upTo = newest.rows[0]?.id;
-  if (upTo == null) return;
+export async function listDeferredSlices(
+  db: Kysely<Database>,
+  jobId: string,
+  { skipLocked }: { skipLocked: boolean },
+): Promise<void> {
+  const locking = skipLocked ? sql`FOR UPDATE SKIP LOCKED` : sql`FOR UPDATE`;
   for (;;) {
-    const result = await sql<{ more: boolean }>`
+    const result = await sql<{ taken: number; more: boolean }>`
       WITH taken AS (
         DELETE FROM job_cancel_slices
         WHERE id IN (
           SELECT id FROM job_cancel_slices
-          WHERE job_id = ${jobId}::uuid AND id <= ${upTo}::bigint
-          ORDER BY id LIMIT ${SLICES_PER_EXPANSION}
+          WHERE job_id = ${jobId}::uuid
+          ORDER BY id LIMIT ${SLICES_PER_STATEMENT}
+          ${locking}
         )
         RETURNING id, merchant_id, cancelled_at, player_ids
       ),
@@ -95,13 +99,34 @@ async function expandDeferredSlices(db: Kysely<Database>, jobId: string): Promis
           AND r.cancelled_at = t.cancelled_at
       ),
       ${listCancelledRewardsOfJob(jobId, 'cancelled')}
-      SELECT EXISTS (
-        SELECT 1 FROM job_cancel_slices s
-        WHERE s.job_id = ${jobId}::uuid AND s.id <= ${upTo}::bigint AND s.id NOT IN (SELECT id FROM taken)
-      ) AS more
+      SELECT (SELECT count(*) FROM taken)::int AS taken,
+        EXISTS (
+          SELECT 1 FROM job_cancel_slices s
+          WHERE s.job_id = ${jobId}::uuid AND s.id NOT IN (SELECT id FROM taken)
+        ) AS more
     `.execute(db);
-    if (!result.rows[0]?.more) return;
+    const row = result.rows[0];
+    // Nothing taken while some are left: another worker holds them (skipLocked) and lists them.
+    if (!row?.more || row.taken === 0) return;
   }
+}
+
+/** Jobs with a deferred slice noted before `olderThanMs` ago: left by a worker that stopped before listing them. */
+export async function jobsWithOldDeferredSlices(db: Kysely<Database>, olderThanMs: number): Promise<string[]> {
+  const result = await sql<{ jobId: string }>`
+    SELECT DISTINCT job_id::text AS "jobId" FROM job_cancel_slices
+    WHERE cancelled_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    LIMIT 100
+  `.execute(db);
+  return result.rows.map((row) => row.jobId);
+}
+
+/** Whether some of the job's rewards are not listed yet (deferred slices left): one index probe. */
+export async function hasDeferredSlices(db: Kysely<Database>, jobId: string): Promise<boolean> {
+  const result = await sql<{ pending: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM job_cancel_slices WHERE job_id = ${jobId}::uuid) AS pending
+  `.execute(db);
+  return result.rows[0]?.pending ?? false;
 }
 
 /** Below every uuid: the start of the first page. */
@@ -109,8 +134,8 @@ const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 /**
  * One page of the rewards a job cancelled, in id order, after the reward id `after` (keyset paging).
- * The job's deferred slices are expanded first (the first page of a large by-query job pays for its
- * listing, which grows with the job's size).
+ * Read only: a job's deferred slices are listed by the worker (`listDeferredSlices`); the caller checks
+ * `hasDeferredSlices` first.
  * Three sources, merged by id: the bucketed rows, read in key order from the bucket of `after` on, where
  * the planner stops once the page is full (an incremental sort on the presorted bucket): a 1,000-reward
  * page of a 1,000,000-reward job reads about 4,000 ids, not the million; the short statements' whole rows
@@ -123,7 +148,6 @@ export async function listJobRewards(
   params: { jobId: string; merchantId: string; after: string | undefined; limit: number },
 ): Promise<JobRewardsPage> {
   const { jobId, merchantId, limit } = params;
-  await expandDeferredSlices(db, jobId);
   const after = params.after ?? FIRST_ID;
   const result = await sql<JobReward>`
     WITH bucketed AS (

@@ -1,4 +1,5 @@
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { isLockTimeout } from '../database-errors.js';
 import { type Executor, prepared } from '../db/client.js';
 import type { Database } from '../db/schema.js';
 import { FINISHED_JOB_CONFLICT } from './cancellation-jobs.repository.js';
@@ -10,6 +11,16 @@ import { listCancelledRewardsOfJob } from './job-rewards.repository.js';
  *
  * A reward counts as `cancelled` for a job when this job moved it to CANCELLED, including in an
  * earlier attempt of the same job (its id is on the reward): a retried job reports the same counts.
+ *
+ * One lock order: every statement that cancels rewards locks them in reward id order before it changes
+ * them (`SELECT … ORDER BY id FOR NO KEY UPDATE` in a CTE, then the UPDATE of exactly those rows, found
+ * again by their address: a TID scan, no second index descent; a row keeps its address while locked), so two
+ * statements over overlapping rewards wait for each other at most, never in a circle: no deadlock,
+ * whatever the plans and whichever requests, ids or players they were given, in any order. The one
+ * exception is the by-query slice statement, the hot path of a large cancel: it updates in its scan's
+ * order without locking first (a lock pass cost it ~40 %), but may wait for a lock only briefly (under
+ * Postgres' `deadlock_timeout`, so a cycle is broken before it is detected as a deadlock), and on that
+ * lock timeout runs again in id order (`cancelSliceOfPlayers`). docs/design.md §5.
  *
  * Each cancel statement also lists the rewards it changed (see job-rewards.repository.ts), in the same
  * commit: in `job_rewards` from the UPDATE's RETURNING, a single cancel's on its own audit row
@@ -61,18 +72,24 @@ export async function cancelSingleRewards(
       ) WITH ORDINALITY AS t(job_id, merchant_id, reward_id, external_id, request_id, created_at, started_at, ordinal)
     ),
     matched AS (
-      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id
+      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id, r.ctid AS address
       FROM input i JOIN rewards r ON r.id = i.reward_id AND r.merchant_id = i.merchant_id
       UNION ALL
-      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id
+      SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id, r.ctid AS address
       FROM input i JOIN rewards r ON r.merchant_id = i.merchant_id AND r.external_id = i.external_id
       WHERE i.reward_id IS NULL
+    ),
+    locked AS MATERIALIZED (
+      SELECT r.ctid AS address FROM rewards r
+      WHERE r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
+      ORDER BY r.id
+      FOR NO KEY UPDATE
     ),
     updated AS (
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = m.job_id
       FROM matched m
-      WHERE r.id = m.id AND r.status = 'ACTIVE'
+      WHERE r.id = m.id AND r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
       RETURNING r.id, r.cancellation_job_id
     ),
     settled AS (
@@ -130,16 +147,22 @@ export async function cancelRewardsByIdentifiers(
   const excludeIds = params.excludeIds ?? [];
   const result = await sql<IdentifierBatchResult>`
     WITH matched AS (
-      SELECT r.id, r.status, r.cancellation_job_id, r.external_id
+      SELECT r.id, r.status, r.cancellation_job_id, r.external_id, r.ctid AS address
       FROM rewards r
       WHERE r.merchant_id = ${merchantId}
         AND (r.id = ANY(${ids}::uuid[]) OR r.external_id = ANY(${externalIds}::text[]))
         AND NOT (r.id = ANY(${excludeIds}::uuid[]))
     ),
+    locked AS MATERIALIZED (
+      SELECT r.ctid AS address FROM rewards r
+      WHERE r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
+      ORDER BY r.id
+      FOR NO KEY UPDATE
+    ),
     updated AS (
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.id = ANY(ARRAY(SELECT id FROM matched)) AND r.status = 'ACTIVE'
+      WHERE r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
       RETURNING r.id
     ),
     ${listCancelledRewardsOfJob(jobId)}
@@ -234,30 +257,79 @@ export interface SliceResult {
  * the note is exact whichever run of the job wrote it; a statement that changed nothing notes nothing.
  * Chosen by measurement (1,000,000 rewards over two connections, 2026-11-22; bench/README.md): faster
  * than listing every reward inline or the picking batch.
+ *
+ * Locking: the one exception to the id order (see the top of this file). Runs on the pool, never inside
+ * a transaction of the caller's (its fallback needs the failed statement's transaction gone).
  */
-export async function cancelSliceOfPlayers(
-  db: Executor,
-  params: { jobId: string; merchantId: string; playerIds: readonly string[]; filter: QueryFilter; limit: number },
-): Promise<SliceResult> {
+export async function cancelSliceOfPlayers(db: Kysely<Database>, params: SliceParams): Promise<SliceResult> {
+  try {
+    return await cancelSlice(db, params, 'briefWait');
+  } catch (error) {
+    // A lock held longer than the brief wait (another job on some of these rewards): nothing changed
+    // (the statement is its own transaction), so the slice runs again, locking in id order.
+    if (!isLockTimeout(error)) throw error;
+    return cancelSlice(db, params, 'idOrder');
+  }
+}
+
+type SliceParams = {
+  jobId: string;
+  merchantId: string;
+  playerIds: readonly string[];
+  filter: QueryFilter;
+  limit: number;
+};
+
+/**
+ * How long the slice statement's fast form may wait for a row lock: well under Postgres' default
+ * `deadlock_timeout` (1 s), so a circle it is part of ends in this lock timeout, never in a deadlock
+ * (an operator who lowers `deadlock_timeout` keeps it above this). Long enough for a batch in flight on
+ * the same rewards to commit (a statement of a batch takes tens of milliseconds).
+ */
+const BRIEF_LOCK_WAIT = '100ms';
+
+async function cancelSlice(db: Kysely<Database>, params: SliceParams, form: 'briefWait' | 'idOrder') {
   const { jobId, merchantId, playerIds, filter, limit } = params;
+  const fits = sql`(SELECT rewards FROM counted) <= ${limit}`;
+  const slice = sql`r.merchant_id = ${merchantId}
+        AND r.player_id = ANY(${playerIds}::text[])
+        AND r.status = 'ACTIVE'
+        ${configurationCondition(merchantId, filter)}`;
+  // The fast form updates in its scan's order, with the lock wait bounded for this statement only
+  // (set while the guard is counted, before any row is touched; `true`: until the statement's end).
+  // The id-order form locks the slice's rewards in id order first, then updates exactly those.
+  const change =
+    form === 'briefWait'
+      ? sql`updated AS (
+      UPDATE rewards r
+      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
+      WHERE ${slice}
+        AND ${fits}
+      RETURNING r.id
+    )`
+      : sql`locked AS MATERIALIZED (
+      SELECT r.ctid AS address FROM rewards r
+      WHERE ${slice}
+        AND ${fits}
+      ORDER BY r.id
+      FOR NO KEY UPDATE OF r
+    ),
+    updated AS (
+      UPDATE rewards r
+      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
+      WHERE r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
+      RETURNING r.id
+    )`;
+  const bounded = form === 'briefWait' ? sql`, set_config('lock_timeout', ${BRIEF_LOCK_WAIT}, true)` : sql``;
   const result = await sql<SliceResult>`
     WITH counted AS MATERIALIZED (
-      SELECT count(*)::int AS rewards FROM (
+      SELECT count(*)::int AS rewards ${bounded} FROM (
         SELECT 1 FROM rewards r
         WHERE r.merchant_id = ${merchantId} AND r.player_id = ANY(${playerIds}::text[])
         LIMIT ${limit + 1}
       ) slice
     ),
-    updated AS (
-      UPDATE rewards r
-      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.merchant_id = ${merchantId}
-        AND r.player_id = ANY(${playerIds}::text[])
-        AND r.status = 'ACTIVE'
-        ${configurationCondition(merchantId, filter)}
-        AND (SELECT rewards FROM counted) <= ${limit}
-      RETURNING r.id
-    ),
+    ${change},
     noted AS (
       INSERT INTO job_cancel_slices (job_id, merchant_id, cancelled_at, player_ids)
       SELECT ${jobId}::uuid, ${merchantId}::uuid, now(), ${playerIds}::text[]
@@ -274,12 +346,13 @@ export async function cancelSliceOfPlayers(
  * One batch of a bulkCancelByQuery: up to `limit` ACTIVE rewards of a slice of players. The slice is
  * small (sized to about one batch), so the player array sent with each statement stays short.
  *
- * The rows are picked through the player index and updated by their physical address (`ctid`, a TID
- * scan) in the same statement, so each row costs one index descent instead of two (a primary-key
- * probe per id was slower on 1,000,000 rewards, measured 2026-11-20). The `ARRAY(SELECT …)` form matters: a join on
- * the CTE turns into a sequential scan from a few thousand rows on (seen in EXPLAIN, 2026-11-20). Addresses are
- * stable within the statement; a row another job cancels meanwhile gets a new address and is skipped,
- * which is right, as it is no longer ACTIVE.
+ * The rows are picked through the player index, locked in id order (the one lock order, above), and
+ * updated by their physical address (`ctid`, a TID scan) in the same statement, so each row costs one
+ * index descent instead of two (a primary-key probe per id was slower on 1,000,000 rewards, measured
+ * 2026-11-20). The `ARRAY(SELECT …)` form matters: a join on the CTE turns into a sequential scan from a
+ * few thousand rows on (seen in EXPLAIN, 2026-11-20). A locked row keeps its address until this
+ * statement changes it; one another job cancelled while this one waited for it is dropped by the lock's
+ * recheck (no longer ACTIVE).
  */
 export async function cancelRewardsOfPlayers(
   db: Transaction<Database>,
@@ -294,7 +367,9 @@ export async function cancelRewardsOfPlayers(
         AND r.player_id = ANY(${playerIds}::text[])
         AND r.status = 'ACTIVE'
         ${configurationCondition(merchantId, filter)}
+      ORDER BY r.id
       LIMIT ${limit}
+      FOR NO KEY UPDATE OF r
     ),
     updated AS (
       UPDATE rewards r
