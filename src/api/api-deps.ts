@@ -7,6 +7,7 @@ import { webhookQueueName } from '../shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
 import { CancellationProducer } from './jobs/producer.js';
+import { LocalTokenBuckets } from './local-token-buckets.js';
 import { MerchantDirectory } from './merchant-directory.js';
 import { RateLimiter } from './rate-limiter.js';
 import { ReadAllCache } from './read-all-cache.js';
@@ -62,7 +63,14 @@ export function createApiDeps(
       maxEntries: config.READ_CACHE_MAX_ENTRIES,
       maxBytes: config.READ_CACHE_MAX_BYTES,
     }),
-    rateLimiter: new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger),
+    rateLimiter: new RateLimiter({
+      redis,
+      keyPrefix: config.QUEUE_PREFIX,
+      timeoutMs: config.RATE_LIMIT_TIMEOUT_MS,
+      fallback: new LocalTokenBuckets({ maxMerchants: config.RATE_LIMIT_FALLBACK_MAX_MERCHANTS }),
+      fallbackCounter: metrics.rateLimitFallback,
+      logger,
+    }),
     webhooks: createWebhookNotifier({ config, db, logger, queue: () => producer.queues[webhookQueueName] }),
   };
 }

@@ -72,6 +72,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly rateLimitFallback = new Counter({
+    name: 'gateway_rate_limit_fallback_total',
+    help: "Requests the API process counted in its own token bucket because Redis could not count them: reason timeout (no answer within RATE_LIMIT_TIMEOUT_MS) or error.",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { collectDefaults: boolean; processName: string }) {
     this.registry.setDefaultLabels({ process: options.processName });
     if (options.collectDefaults) collectDefaultMetrics({ register: this.registry });
