@@ -74,7 +74,7 @@ export class Metrics {
 
   readonly rateLimitFallback = new Counter({
     name: 'gateway_rate_limit_fallback_total',
-    help: "Requests the API process counted in its own token bucket because Redis could not count them: reason timeout (no answer within RATE_LIMIT_TIMEOUT_MS) or error.",
+    help: 'Requests the API process counted in its own token bucket because Redis could not count them: reason timeout (no answer within RATE_LIMIT_TIMEOUT_MS) or error.',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -146,7 +146,9 @@ describe('while Redis cannot count, this process counts: never no limit', () => 
   it('counts in a local bucket, with RateLimit headers, while the limiter cannot reach Redis', async () => {
     const deadRedis = createRedis(`redis://127.0.0.1:${await freePort()}`, 'producer', 'rate-limit-down-test');
     const metrics = new Metrics({ collectDefaults: false, processName: 'api' });
-    const api = await startTestApi(env, { rateLimiter: limiterOn(deadRedis, env.config.RATE_LIMIT_TIMEOUT_MS, metrics) });
+    const api = await startTestApi(env, {
+      rateLimiter: limiterOn(deadRedis, env.config.RATE_LIMIT_TIMEOUT_MS, metrics),
+    });
     try {
       const merchant = await createMerchant(env.db, { rateLimitPerSecond: 1 });
       const answers = await Promise.all(Array.from({ length: 5 }, () => readAll(api, merchant)));

@@ -1,7 +1,7 @@
 import type { Config } from '../../shared/config.js';
 import type { BodyLimit } from '../middleware/request-body.middleware.js';
-import { BULK_CANCEL_BY_QUERY_PATH } from '../routes/bulk-cancel-by-query.route.js';
 import { BULK_CANCEL_PATH } from '../routes/bulk-cancel.route.js';
+import { BULK_CANCEL_BY_QUERY_PATH } from '../routes/bulk-cancel-by-query.route.js';
 
 /** The only merchant routes whose bodies may be large: up to BULK_MAX_ITEMS identifiers. */
 const LARGE_BODY_PATHS: ReadonlySet<string> = new Set([BULK_CANCEL_PATH, BULK_CANCEL_BY_QUERY_PATH]);

@@ -31,9 +31,10 @@ export function readRequestBody(limitOf: BodyLimit): MiddlewareHandler<AppEnv> {
     requireJsonContentType(c, method);
     const incoming = nodeRequest(c);
     const declared = Number(c.req.header('content-length'));
-    // Refused before a byte is read: the sender said how much is coming. The connection is closed after
-    // the answer rather than drained, so the rest is never read either.
-    if (declared > limitBytes) throw tooLarge();
+    // Refused before a byte is read: the sender said how much is coming. What it still sends is
+    // discarded by Node as it arrives (never buffered), for HTTP_REQUEST_TIMEOUT_MS at most; closing
+    // the connection at once instead would make the client's kernel see a reset, often before the 413.
+    if (declared > limitBytes) throw new AppError('PAYLOAD_TOO_LARGE');
     const body = incoming ? await readIncoming(incoming, limitBytes) : await readWebBody(c.req.raw, limitBytes);
     c.set('body', body);
     bodyCache(c).arrayBuffer = Promise.resolve(body.buffer as ArrayBuffer);
@@ -74,11 +75,6 @@ export function requestJson(c: Context<AppEnv>): unknown {
   return value;
 }
 
-/** 413, and the connection closed once answered: what is left of the body is not worth reading. */
-function tooLarge(): AppError {
-  return new AppError('PAYLOAD_TOO_LARGE', undefined, { headers: { Connection: 'close' } });
-}
-
 /** The bytes of a Node request, refused as soon as they pass the limit (counted as they arrive, chunked or not). */
 function readIncoming(incoming: IncomingMessage, limitBytes: number): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
@@ -93,7 +89,7 @@ function readIncoming(incoming: IncomingMessage, limitBytes: number): Promise<Ui
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limitBytes) finish(() => reject(tooLarge()));
+      if (size > limitBytes) finish(() => reject(new AppError('PAYLOAD_TOO_LARGE')));
       else chunks.push(chunk);
     };
     const onEnd = () => finish(() => resolve(joined(chunks, size)));
@@ -112,7 +108,7 @@ async function readWebBody(request: Request, limitBytes: number): Promise<Uint8A
   if (request.body) {
     for await (const chunk of request.body) {
       size += chunk.byteLength;
-      if (size > limitBytes) throw tooLarge();
+      if (size > limitBytes) throw new AppError('PAYLOAD_TOO_LARGE');
       chunks.push(chunk);
     }
   }
