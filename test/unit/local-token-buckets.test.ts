@@ -30,9 +30,8 @@ describe('LocalTokenBuckets', () => {
     expect(burst).toHaveLength(10);
   });
 
-  it('says how long a slow limit needs before the next request can pass', () => {
+  it('tells a refused request to come back after the whole second the next token takes at 1/s', () => {
     const { buckets } = bucketsAt();
-    // A limit under one a second cannot be configured, but a refill slower than a second can be awaited.
     expect(buckets.take('m', 1).allowed).toBe(true);
     const refused = buckets.take('m', 1);
     expect(refused).toEqual({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
