@@ -174,6 +174,14 @@ describe('the body limit before authentication', { timeout: 30_000 }, () => {
       { db: deadDb, merchants: new MerchantDirectory(deadDb, { ttlMs: 0, maxEntries: 10, maxBytes: 1_000_000 }) },
       { redisUrl: server.url },
     );
+    // BullMQ writes each queue's meta hash once the connection is up: let that settle before watching.
+    const metaKeys: string[] = Object.values(isolated.deps.producer.queues).map((queue) => queue.keys.meta as string);
+    const watcher = new Redis(server.url);
+    for (const deadline = Date.now() + 5_000; (await watcher.exists(metaKeys)) < metaKeys.length; ) {
+      if (Date.now() > deadline) throw new Error('queue meta never written');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    watcher.disconnect();
     const monitor = await monitorRedis(server.url);
     /** Every command Redis ran since the monitor started, up to a marker of ours (MONITOR trails commands). */
     const commandsUntilMarker = async (marker: string) => {
