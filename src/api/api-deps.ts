@@ -8,6 +8,7 @@ import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
 import { HeavyReadLimiter } from './heavy-read-limiter.js';
 import { CancellationProducer } from './jobs/producer.js';
+import { LocalTokenBuckets } from './local-token-buckets.js';
 import { MerchantDirectory } from './merchant-directory.js';
 import { RateLimiter } from './rate-limiter.js';
 import { ReadAllCache } from './read-all-cache.js';
@@ -71,7 +72,14 @@ export function createApiDeps(
       maxBytes: config.READ_CACHE_MAX_BYTES,
     }),
     heavyReads: new HeavyReadLimiter(config.HEAVY_READS_PER_MERCHANT),
-    rateLimiter: new RateLimiter(redis, config.QUEUE_PREFIX, config.RATE_LIMIT_TIMEOUT_MS, logger),
+    rateLimiter: new RateLimiter({
+      redis,
+      keyPrefix: config.QUEUE_PREFIX,
+      timeoutMs: config.RATE_LIMIT_TIMEOUT_MS,
+      fallback: new LocalTokenBuckets({ maxMerchants: config.RATE_LIMIT_FALLBACK_MAX_MERCHANTS }),
+      fallbackCounter: metrics.rateLimitFallback,
+      logger,
+    }),
     webhooks: createWebhookNotifier({
       config,
       db,

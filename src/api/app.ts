@@ -5,6 +5,7 @@ import { errorResponse } from '../shared/error-response.js';
 import { AppError } from '../shared/errors.js';
 import { registerAdminRoutes } from './admin/admin-routes.js';
 import type { ApiDeps, App, AppEnv } from './context.js';
+import { bodyLimitBeforeAuthentication } from './http/body-limits.js';
 import { readRequestBody } from './middleware/request-body.middleware.js';
 import { requestContext } from './middleware/request-context.middleware.js';
 import { registerDocs } from './operations/openapi-routes.js';
@@ -22,7 +23,7 @@ export function createApp(deps: ApiDeps): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.use('*', requestContext(deps));
-  app.use('*', readRequestBody(deps.config.BODY_LIMIT_BYTES));
+  app.use('*', readRequestBody(bodyLimitBeforeAuthentication(deps.config)));
 
   registerOperationsRoutes(app);
   registerMerchantRoutes(app, deps.config.TRUST_PROXY);

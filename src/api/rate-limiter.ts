@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import type { Counter } from 'prom-client';
 import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import type { Logger } from '../shared/logger.js';
 import { rateLimitKey } from '../shared/queue/redis-keys.js';
+import type { LocalTokenBuckets } from './local-token-buckets.js';
 
 /** Length of a counting window. */
 const WINDOW_MS = 1_000;
-/** While Redis cannot count, one warning per this long (with how many requests went uncounted). */
+/** While Redis cannot count, one warning per this long (with how many requests were counted locally). */
 const WARN_EVERY_MS = 10_000;
 
 /**
@@ -33,66 +35,90 @@ export interface RateLimitDecision {
   allowed: boolean;
   /** Requests per window. */
   limit: number;
-  /** Requests left in the current window (the full limit when Redis could not count). */
+  /** Requests left in the current window. */
   remaining: number;
   /** Whole seconds until the window resets; also the Retry-After of a refusal. */
   resetSeconds: number;
 }
 
+export interface RateLimiterDeps {
+  redis: Redis | Cluster;
+  /** The queue prefix: the counters' keys are built from it (redis-keys.ts). */
+  keyPrefix: string;
+  /** How long a request waits for Redis to count it before the local bucket counts it instead. */
+  timeoutMs: number;
+  /** The per-process buckets that count while Redis cannot. */
+  fallback: LocalTokenBuckets;
+  /** Counts each request the fallback counted, by why (`gateway_rate_limit_fallback_total`). */
+  fallbackCounter: Counter<'reason'>;
+  logger: Logger;
+}
+
 /**
  * Per-merchant request rate, counted in Redis so that every API replica draws on one budget.
  *
- * Fails open: when Redis does not answer within `timeoutMs` (down, failing over, overloaded) the
- * request goes through uncounted. A limit that cannot be counted must not become an outage of reads
- * that need no Redis at all.
+ * When Redis does not answer within `timeoutMs` (down, failing over, overloaded: often because a flood
+ * is loading it) or answers with an error, this process counts the merchant in a token bucket of its
+ * own (local-token-buckets.ts) with the same limit, and answers the same headers. Never no limit: a
+ * limiter that opens when Redis is slow opens exactly when a flood needs it closed. Nor a wait or a
+ * 503: reads that need no Redis at all keep being served, within the limit.
  */
 export class RateLimiter {
-  private uncounted = 0;
+  private fallbacksSinceWarning = 0;
   private lastWarnAt = 0;
 
-  constructor(
-    private readonly redis: Redis | Cluster,
-    /** The queue prefix: the counters' keys are built from it (redis-keys.ts). */
-    private readonly keyPrefix: string,
-    private readonly timeoutMs: number,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly deps: RateLimiterDeps) {}
 
   /** Counts one request of the merchant against `limit` requests per second. */
   async take(merchantId: string, limit: number): Promise<RateLimitDecision> {
-    const key = rateLimitKey(this.keyPrefix, merchantId);
+    const { keyPrefix, timeoutMs } = this.deps;
+    const key = rateLimitKey(keyPrefix, merchantId);
+    let timedOut = false;
     try {
-      const [count, ttlMs] = await withDeadline(this.runScript(key), this.timeoutMs, () =>
-        noAnswerWithin(this.timeoutMs),
-      );
+      const [count, ttlMs] = await withDeadline(this.runScript(key), timeoutMs, () => {
+        timedOut = true;
+        return noAnswerWithin(timeoutMs);
+      });
       const resetSeconds = Math.max(1, Math.ceil(ttlMs / 1_000));
       return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetSeconds };
     } catch (error) {
-      this.warnUncounted(error);
-      return { allowed: true, limit, remaining: limit, resetSeconds: 1 };
+      return this.countLocally(merchantId, limit, timedOut ? 'timeout' : 'error', error);
     }
+  }
+
+  private countLocally(
+    merchantId: string,
+    limit: number,
+    reason: 'timeout' | 'error',
+    error: unknown,
+  ): RateLimitDecision {
+    this.deps.fallbackCounter.inc({ reason });
+    this.warnFallback(error);
+    const local = this.deps.fallback.take(merchantId, limit);
+    return { allowed: local.allowed, limit, remaining: local.remaining, resetSeconds: local.retryAfterSeconds };
   }
 
   private async runScript(key: string): Promise<[number, number]> {
+    const { redis } = this.deps;
     try {
-      return (await this.redis.evalsha(TAKE_SCRIPT_SHA, 1, key, WINDOW_MS)) as [number, number];
+      return (await redis.evalsha(TAKE_SCRIPT_SHA, 1, key, WINDOW_MS)) as [number, number];
     } catch (error) {
       // Redis forgets scripts on restart (or SCRIPT FLUSH): send it once in full, cached again from then on.
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return (await this.redis.eval(TAKE_SCRIPT, 1, key, WINDOW_MS)) as [number, number];
+      return (await redis.eval(TAKE_SCRIPT, 1, key, WINDOW_MS)) as [number, number];
     }
   }
 
-  private warnUncounted(error: unknown): void {
-    this.uncounted += 1;
+  private warnFallback(error: unknown): void {
+    this.fallbacksSinceWarning += 1;
     const now = Date.now();
     if (now - this.lastWarnAt < WARN_EVERY_MS) return;
-    this.logger.warn(
-      { err: error, uncountedRequests: this.uncounted },
-      'rate limit not counted: Redis did not answer, requests let through',
+    this.deps.logger.warn(
+      { err: error, locallyCountedRequests: this.fallbacksSinceWarning },
+      'rate limit counted by this process: Redis did not answer in time',
     );
     this.lastWarnAt = now;
-    this.uncounted = 0;
+    this.fallbacksSinceWarning = 0;
   }
 }
 

@@ -50,9 +50,13 @@ export const merchantErrorResponses = {
   400: errorResponse('INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field'),
   401: errorResponse('AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3)'),
   403: errorResponse('FORBIDDEN (4): source address not in the merchant allow-list'),
-  413: errorResponse('PAYLOAD_TOO_LARGE (5)'),
+  413: errorResponse(
+    'PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked',
+  ),
   415: errorResponse('UNSUPPORTED_MEDIA_TYPE (6)'),
-  429: errorResponse('RATE_LIMITED (7); see Retry-After'),
+  429: errorResponse(
+    "RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After",
+  ),
   500: errorResponse('INTERNAL_ERROR (99)'),
   503: errorResponse('SERVICE_UNAVAILABLE (11); see Retry-After'),
 } as const;

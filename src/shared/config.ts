@@ -111,15 +111,29 @@ export const configSchema = z
     /** Most bytes of readAll answers one API process keeps; a larger answer is served but not kept. */
     READ_CACHE_MAX_BYTES: positiveInt(32 * 1024 * 1024),
     /**
+     * Tenant defaults: limits every merchant gets unless an operator sets its own, so that one merchant's
+     * flood, slow upload or oversized body cannot take the API from the others (docs/design.md §10).
+     *
      * Requests per second per merchant on merchant routes, counted in Redis across every API replica;
-     * a merchant's own `rateLimitPerSecond` replaces it. 0 switches rate limiting off.
+     * a merchant's own `rateLimitPerSecond` replaces it. 0 switches the default off (benchmarks).
      */
-    RATE_LIMIT_PER_SECOND: nonNegativeInt(0),
+    RATE_LIMIT_PER_SECOND: nonNegativeInt(1_000),
     /**
-     * How long a request waits for Redis to count it. Past this the request is let through uncounted
-     * (the limit fails open): a slow or absent Redis must not slow down or block reads.
+     * How long a request waits for Redis to count it. Past this (or on an error) the API process
+     * counts the merchant in a token bucket of its own, with the same limit: never no limit.
      */
     RATE_LIMIT_TIMEOUT_MS: positiveInt(100),
+    /** Most merchants one API process keeps a fallback token bucket for (least recently used leave first). */
+    RATE_LIMIT_FALLBACK_MAX_MERCHANTS: positiveInt(10_000),
+    /**
+     * Largest request body of every route but bulkCancel and bulkCancelByQuery (which take up to
+     * BODY_LIMIT_BYTES), read before the signature is checked. Never more than BODY_LIMIT_BYTES.
+     */
+    SMALL_BODY_LIMIT_BYTES: positiveInt(16 * 1024),
+    /** Most time a client may take to send a whole request (headers and body); past it, 408 and the connection closed. */
+    HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+    /** Most time a client may take to send a request's headers; past it, 408 and the connection closed. */
+    HTTP_HEADERS_TIMEOUT_MS: positiveInt(30_000),
 
     /** Redis key prefix of every queue. The hash tag keeps one queue's keys in one Redis Cluster slot. */
     QUEUE_PREFIX: z.string().min(1).default('{rewards}'),
@@ -252,6 +266,13 @@ export const configSchema = z
       .default(3 * 24 * 60 * 60 * 1_000),
   })
   .superRefine((config, context) => {
+    if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
+      context.addIssue({
+        code: 'custom',
+        path: ['HTTP_HEADERS_TIMEOUT_MS'],
+        message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS',
+      });
+    }
     if (config.REDIS_URL === undefined && config.REDIS_CLUSTER_NODES === undefined) {
       context.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required (or set REDIS_CLUSTER_NODES)' });
     }

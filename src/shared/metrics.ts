@@ -115,6 +115,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly rateLimitFallback = new Counter({
+    name: 'gateway_rate_limit_fallback_total',
+    help: 'Requests the API process counted in its own token bucket because Redis could not count them: reason timeout (no answer within RATE_LIMIT_TIMEOUT_MS) or error.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly webhooksDisabled = new Gauge({
     name: 'gateway_webhooks_disabled',
     help: 'Merchant webhook endpoints disabled after failing every delivery for WEBHOOK_DISABLE_AFTER_MS, read from Postgres at scrape time (workers).',

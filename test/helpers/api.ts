@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { createApiDeps } from '../../src/api/api-deps.js';
 import { createApp } from '../../src/api/app.js';
 import type { ApiDeps, App } from '../../src/api/context.js';
+import { serveApi } from '../../src/api/http-server.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { Metrics } from '../../src/shared/metrics.js';
 import { createRedis } from '../../src/shared/queue/redis.js';
@@ -47,7 +47,8 @@ export async function startTestApi(
   const metrics = new Metrics({ collectDefaults: false, processName: 'api' });
   const deps: ApiDeps = { ...createApiDeps(config, logger, { db: env.db, redis }, metrics), ...depsOverrides };
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  // The production server (its timeouts included), on an ephemeral port.
+  const server = serveApi(app, { ...deps.config, PORT: 0, HOST: '127.0.0.1' });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

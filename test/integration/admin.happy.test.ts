@@ -161,7 +161,8 @@ describe('merchants', () => {
 describe('merchant quotas', () => {
   it('sets and resets maxQueuedJobs and rateLimitPerSecond, effective at once', async () => {
     const merchant = await createMerchant({ name: 'Quota' });
-    expect((await readAll(merchant)).headers.get('ratelimit-limit')).toBeNull(); // no limit by default; cached
+    // The deployment default (RATE_LIMIT_PER_SECOND, 1,000) until the merchant has its own; now cached.
+    expect((await readAll(merchant)).headers.get('ratelimit-limit')).toBe('1000');
 
     const limited = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {
       maxQueuedJobs: 3,
@@ -184,7 +185,7 @@ describe('merchant quotas', () => {
     for (let i = 0; i < 20 && !statuses.includes(429); i++) statuses.push((await readAll(merchant)).status);
     expect(statuses).toContain(429);
 
-    // Fields left out keep their value; null returns to the defaults (here: no rate limit).
+    // Fields left out keep their value; null returns to the defaults (here: 1,000 requests a second).
     expect(await (await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {})).json()).toMatchObject({
       maxQueuedJobs: 3,
       rateLimitPerSecond: 1,
@@ -197,7 +198,7 @@ describe('merchant quotas', () => {
     expect(await reset.json()).toMatchObject({ maxQueuedJobs: null, rateLimitPerSecond: null });
     const burst = await Promise.all(Array.from({ length: 5 }, () => readAll(merchant)));
     expect(burst.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
-    expect(burst[0]?.headers.get('ratelimit-limit')).toBeNull();
+    expect(burst[0]?.headers.get('ratelimit-limit')).toBe('1000');
     expect(await api.deps.merchants.find(merchant.id)).toMatchObject({ maxQueuedJobs: null, rateLimitPerSecond: null });
   });
 });

@@ -2,9 +2,11 @@ import { once } from 'node:events';
 import { createServer, type Server, Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalTokenBuckets } from '../../src/api/local-token-buckets.js';
 import { RateLimiter } from '../../src/api/rate-limiter.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { createRedis } from '../../src/shared/queue/redis.js';
+import { Metrics } from '../../src/shared/metrics.js';
+import { createRedis, type RedisConnection } from '../../src/shared/queue/redis.js';
 import { rateLimitKey } from '../../src/shared/queue/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -14,7 +16,7 @@ import { signedBody } from '../helpers/signing.js';
 
 /**
  * The per-merchant request rate: counted in Redis, so every API replica shares one budget; answered
- * with RateLimit-* headers; and failing open when Redis cannot count.
+ * with RateLimit-* headers; and counted by the API process itself when Redis cannot count.
  */
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
@@ -127,52 +129,66 @@ describe('rate limit per merchant', () => {
     expect((await readAll(replicaA, quiet)).status).toBe(200);
   });
 
-  it('sends no RateLimit headers to a merchant without a limit', async () => {
+  it('sends no RateLimit headers to a merchant without a limit of its own when the default is 0', async () => {
     const unlimited = await createMerchant(env.db);
-    const response = await readAll(replicaA, unlimited);
-    expect(response.status).toBe(200);
-    expect(rateHeaders(response)).toEqual({ limit: null, remaining: null, reset: null });
+    const api = await startTestApi(env, { config: { ...env.config, RATE_LIMIT_PER_SECOND: 0 } });
+    try {
+      const response = await readAll(api, unlimited);
+      expect(response.status).toBe(200);
+      expect(rateHeaders(response)).toEqual({ limit: null, remaining: null, reset: null });
+    } finally {
+      await api.close();
+    }
   });
 });
 
-describe('the limit fails open', () => {
-  it('serves requests, with the full budget in the headers, while the limiter cannot reach Redis', async () => {
+describe('while Redis cannot count, this process counts: never no limit', () => {
+  it('counts in a local bucket, with RateLimit headers, while the limiter cannot reach Redis', async () => {
     const deadRedis = createRedis(`redis://127.0.0.1:${await freePort()}`, 'producer', 'rate-limit-down-test');
-    const logger = createLogger({ level: 'silent', name: 'test' });
+    const metrics = new Metrics({ collectDefaults: false, processName: 'api' });
     const api = await startTestApi(env, {
-      rateLimiter: new RateLimiter(deadRedis, env.queuePrefix, env.config.RATE_LIMIT_TIMEOUT_MS, logger),
+      rateLimiter: limiterOn(deadRedis, env.config.RATE_LIMIT_TIMEOUT_MS, metrics),
     });
     try {
       const merchant = await createMerchant(env.db, { rateLimitPerSecond: 1 });
       const answers = await Promise.all(Array.from({ length: 5 }, () => readAll(api, merchant)));
-      expect(answers.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
-      for (const response of answers) expect(rateHeaders(response)).toEqual({ limit: '1', remaining: '1', reset: '1' });
+      // One token in the bucket, refilled at one a second: one request served, the others refused.
+      expect(answers.map((response) => response.status).sort()).toEqual([200, 429, 429, 429, 429]);
+      for (const response of answers) {
+        expect(rateHeaders(response)).toEqual({ limit: '1', remaining: '0', reset: '1' });
+        if (response.status === 429) {
+          expect(response.headers.get('retry-after')).toBe('1');
+          await expectRateLimited(response);
+        }
+      }
+      expect(await fallbackCount(metrics)).toBe(5);
     } finally {
       await api.close();
       deadRedis.disconnect();
     }
   });
 
-  it('gives up on a Redis that stops answering after RATE_LIMIT_TIMEOUT_MS and serves within 2 s', async () => {
+  it('gives up on a Redis that stops answering after RATE_LIMIT_TIMEOUT_MS, answers within 2 s, still limited', async () => {
     const proxy = await startFreezableProxy(env.redisUrl);
     const proxiedRedis = createRedis(`redis://127.0.0.1:${proxy.port}`, 'producer', 'rate-limit-stall-test');
     await once(proxiedRedis, 'ready');
-    const logger = createLogger({ level: 'silent', name: 'test' });
-    const api = await startTestApi(env, {
-      rateLimiter: new RateLimiter(proxiedRedis, env.queuePrefix, 100, logger),
-    });
+    const metrics = new Metrics({ collectDefaults: false, processName: 'api' });
+    const api = await startTestApi(env, { rateLimiter: limiterOn(proxiedRedis, 100, metrics) });
     try {
       const merchant = await createMerchant(env.db, { rateLimitPerSecond: 1 });
       await holdWindowOpen(merchant.id);
       expect((await readAll(api, merchant)).status).toBe(200);
       await expectRateLimited(await readAll(api, merchant));
+      expect(await fallbackCount(metrics)).toBe(0);
 
-      // Redis still holds the connection but answers nothing: past the limit, yet served.
+      // Redis still holds the connection but answers nothing. This process's bucket knows nothing of
+      // what Redis counted (it starts full: one request), and then refuses.
       proxy.freeze();
       const started = Date.now();
-      const stalled = await readAll(api, merchant);
-      expect(stalled.status).toBe(200);
+      const [first, second] = await Promise.all([readAll(api, merchant), readAll(api, merchant)]);
       expect(Date.now() - started).toBeLessThan(2_000);
+      expect([first?.status, second?.status].sort()).toEqual([200, 429]);
+      expect(await fallbackCount(metrics)).toBe(2);
     } finally {
       await api.close();
       proxiedRedis.disconnect();
@@ -180,6 +196,22 @@ describe('the limit fails open', () => {
     }
   });
 });
+
+function limiterOn(redisConnection: RedisConnection, timeoutMs: number, metrics: Metrics): RateLimiter {
+  return new RateLimiter({
+    redis: redisConnection,
+    keyPrefix: env.queuePrefix,
+    timeoutMs,
+    fallback: new LocalTokenBuckets({ maxMerchants: 100 }),
+    fallbackCounter: metrics.rateLimitFallback,
+    logger: createLogger({ level: 'silent', name: 'test' }),
+  });
+}
+
+async function fallbackCount(metrics: Metrics): Promise<number> {
+  const { values } = await metrics.rateLimitFallback.get();
+  return values.reduce((sum, { value }) => sum + value, 0);
+}
 
 /** A TCP proxy to Redis that can be frozen: connections stay open, nothing more passes. */
 async function startFreezableProxy(redisUrl: string) {

@@ -34,8 +34,12 @@ describe('loadConfig', () => {
       BODY_LIMIT_BYTES: 2 * 1024 * 1024,
       BULK_MAX_ITEMS: 10_000,
       TRUST_PROXY: [],
-      RATE_LIMIT_PER_SECOND: 0,
+      RATE_LIMIT_PER_SECOND: 1_000,
       RATE_LIMIT_TIMEOUT_MS: 100,
+      RATE_LIMIT_FALLBACK_MAX_MERCHANTS: 10_000,
+      SMALL_BODY_LIMIT_BYTES: 16 * 1024,
+      HTTP_REQUEST_TIMEOUT_MS: 30_000,
+      HTTP_HEADERS_TIMEOUT_MS: 30_000,
       MAX_QUEUED_JOBS: 100,
       MERCHANT_CACHE_MAX_ENTRIES: 10_000,
       MERCHANT_CACHE_MAX_BYTES: 16 * 1024 * 1024,
@@ -52,6 +56,10 @@ describe('loadConfig', () => {
     expect(config.PORT).toBe(8080);
     expect(config.SIGNATURE_WINDOW_MS).toBe(60_000);
     expect(config.RATE_LIMIT_PER_SECOND).toBe(5);
+  });
+
+  it('takes RATE_LIMIT_PER_SECOND=0: the default rate limit switched off', () => {
+    expect(loadConfig({ ...required, RATE_LIMIT_PER_SECOND: '0' }).RATE_LIMIT_PER_SECOND).toBe(0);
   });
 
   it('treats an empty ADMIN_TOKEN as unset', () => {
@@ -71,6 +79,10 @@ describe('loadConfig', () => {
     ['BODY_LIMIT_BYTES', { ...required, BODY_LIMIT_BYTES: '1.5' }],
     ['MAX_QUEUED_JOBS', { ...required, MAX_QUEUED_JOBS: '0' }],
     ['RATE_LIMIT_TIMEOUT_MS', { ...required, RATE_LIMIT_TIMEOUT_MS: '0' }],
+    ['RATE_LIMIT_PER_SECOND', { ...required, RATE_LIMIT_PER_SECOND: '-1' }],
+    ['SMALL_BODY_LIMIT_BYTES', { ...required, SMALL_BODY_LIMIT_BYTES: '0' }],
+    ['HTTP_REQUEST_TIMEOUT_MS', { ...required, HTTP_REQUEST_TIMEOUT_MS: '0' }],
+    ['HTTP_HEADERS_TIMEOUT_MS', { ...required, HTTP_HEADERS_TIMEOUT_MS: '40000' }],
     ['READ_CACHE_MAX_BYTES', { ...required, READ_CACHE_MAX_BYTES: '-1' }],
     ['METRICS_ENABLED', { ...required, METRICS_ENABLED: 'maybe' }],
     ['TRUST_PROXY', { ...required, TRUST_PROXY: 'proxy.internal' }],

@@ -1,4 +1,6 @@
 import type { App } from '../context.js';
+import { adminBodyLimit } from '../http/body-limits.js';
+import { readRequestBody } from '../middleware/request-body.middleware.js';
 import { registerDeleteWebhook } from '../webhooks/delete-webhook.route.js';
 import { registerGetWebhook } from '../webhooks/get-webhook.route.js';
 import { registerListWebhookDeliveries } from '../webhooks/list-webhook-deliveries.route.js';
@@ -23,7 +25,8 @@ export function registerAdminRoutes(app: App): void {
     scheme: 'bearer',
     description: 'The ADMIN_TOKEN of the deployment',
   });
-  app.use('/admin/v1/*', adminAuth());
+  // The token is a header: checked before a byte of the body is read (http/body-limits.ts).
+  app.use('/admin/v1/*', adminAuth(), readRequestBody(adminBodyLimit));
 
   registerCreateMerchant(app);
   registerUpdateMerchant(app);

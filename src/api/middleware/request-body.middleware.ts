@@ -5,6 +5,9 @@ import type { AppEnv } from '../context.js';
 import { requireJsonContentType } from '../http/json-content-type.js';
 import { nodeRequest } from '../node-http.js';
 
+/** Bytes a request's body may have (http/body-limits.ts); `null`: not read here, by a later middleware. */
+export type BodyLimit = (c: Context<AppEnv>) => number | null;
+
 /**
  * Reads every request body once, as bytes, with the size limit, before any route sees it; first, the
  * body must be declared JSON (http/json-content-type.ts).
@@ -18,14 +21,19 @@ import { nodeRequest } from '../node-http.js';
  * read the stream, and nothing downstream knows the difference. Without a Node request (hono's
  * `app.request()` in a script) the web body is read instead, with the same limit.
  */
-export function readRequestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
+export function readRequestBody(limitOf: BodyLimit): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD') return next();
+    const limitBytes = limitOf(c);
+    // Read further on, by a middleware of the route's own (http/body-limits.ts).
+    if (limitBytes === null) return next();
     requireJsonContentType(c, method);
     const incoming = nodeRequest(c);
     const declared = Number(c.req.header('content-length'));
-    // Refused before a byte is read: the sender said how much is coming.
+    // Refused before a byte is read: the sender said how much is coming. What it still sends is
+    // discarded by Node as it arrives (never buffered), for HTTP_REQUEST_TIMEOUT_MS at most; closing
+    // the connection at once instead would make the client's kernel see a reset, often before the 413.
     if (declared > limitBytes) throw new AppError('PAYLOAD_TOO_LARGE');
     const body = incoming ? await readIncoming(incoming, limitBytes) : await readWebBody(c.req.raw, limitBytes);
     c.set('body', body);
@@ -67,7 +75,7 @@ export function requestJson(c: Context<AppEnv>): unknown {
   return value;
 }
 
-/** The bytes of a Node request, refused as soon as they pass the limit (the rest is drained by the server). */
+/** The bytes of a Node request, refused as soon as they pass the limit (counted as they arrive, chunked or not). */
 function readIncoming(incoming: IncomingMessage, limitBytes: number): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

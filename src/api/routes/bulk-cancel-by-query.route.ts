@@ -32,10 +32,13 @@ const BulkCancelByQueryDryRunSchema = z
   })
   .openapi('BulkCancelByQueryDryRun');
 
+/** Also read by the body limits (http/body-limits.ts): this route takes large bodies. */
+export const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
+
 export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddleware): void {
   const route = createRoute({
     method: 'post',
-    path: '/api/v1/integration/rewards/bulkCancelByQuery',
+    path: BULK_CANCEL_BY_QUERY_PATH,
     tags: ['Cancellation'],
     summary: 'Cancel the ACTIVE rewards of the given players',
     description:

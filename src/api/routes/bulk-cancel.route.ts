@@ -30,10 +30,13 @@ const BulkCancelDryRunSchema = z
   })
   .openapi('BulkCancelDryRun');
 
+/** Also read by the body limits (http/body-limits.ts): this route takes large bodies. */
+export const BULK_CANCEL_PATH = '/api/v1/integration/rewards/bulkCancel';
+
 export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): void {
   const route = createRoute({
     method: 'post',
-    path: '/api/v1/integration/rewards/bulkCancel',
+    path: BULK_CANCEL_PATH,
     tags: ['Cancellation'],
     summary: 'Cancel many rewards by ids and/or externalIds',
     description:
