@@ -18,7 +18,8 @@ import { createConfiguration, createMerchant } from '../helpers/fixtures.js';
  * deadlock, and every reward ends CANCELLED by exactly one of them, with counts that add up.
  */
 
-const RUN_MS = 20_000;
+/** As long as the steady-state requirement asks: a minute of overlapping cancels without one deadlock. */
+const RUN_MS = 60_000;
 const PLAYERS = 6;
 const PER_PLAYER = 100;
 
