@@ -6,7 +6,7 @@ import type { PublicJobStatus } from '../job-status-schema.js';
 import { LoadingCache } from '../loading-cache.js';
 import type { Logger } from '../logger.js';
 import { type WebhookDeliveryJob, type WebhookEventType, webhookEventId } from './webhook-catalogue.js';
-import { findWebhook } from './webhooks.repository.js';
+import { findWebhookEvents } from './webhooks.repository.js';
 
 /** What the notifier needs: a worker's or an API process's own connections. */
 export interface NotifierDeps {
@@ -52,8 +52,7 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
   });
   function subscription(merchantId: string): Promise<Subscription> {
     return subscriptions.get(merchantId, async () => {
-      const webhook = await findWebhook(deps.db, merchantId);
-      return webhook ? webhook.events : null;
+      return (await findWebhookEvents(deps.db, merchantId)) ?? null;
     });
   }
 

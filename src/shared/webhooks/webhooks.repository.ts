@@ -1,5 +1,6 @@
 import type { Executor } from '../db/client.js';
 import type { WebhookDeliveryState } from '../db/schema.js';
+import { openStoredSecret, type SecretSealer } from '../secrets/secret-sealer.js';
 import type { WebhookEventType } from './webhook-catalogue.js';
 
 export interface WebhookSettings {
@@ -8,20 +9,51 @@ export interface WebhookSettings {
   secret: string;
 }
 
-export async function findWebhook(db: Executor, merchantId: string): Promise<WebhookSettings | undefined> {
+/** The merchant's webhook with its signing secret opened (stored sealed for the merchant's id). */
+export async function findWebhook(
+  db: Executor,
+  secrets: SecretSealer,
+  merchantId: string,
+): Promise<WebhookSettings | undefined> {
   const row = await db
     .selectFrom('merchant_webhooks')
-    .select(['url', 'events', 'secret'])
+    .select(['merchant_id', 'url', 'events', 'secret'])
     .where('merchant_id', '=', merchantId)
     .executeTakeFirst();
-  return row && { url: row.url, events: row.events as WebhookEventType[], secret: row.secret };
+  return (
+    row && {
+      url: row.url,
+      events: row.events as WebhookEventType[],
+      secret: openStoredSecret(secrets, row.secret, row.merchant_id),
+    }
+  );
 }
 
-/** Sets the merchant's webhook, replacing the one it had (URL, events and secret alike). */
-export async function upsertWebhook(db: Executor, merchantId: string, webhook: WebhookSettings): Promise<void> {
+/** Which events the merchant's webhook takes, or undefined without one: no secret read or opened. */
+export async function findWebhookEvents(db: Executor, merchantId: string): Promise<WebhookEventType[] | undefined> {
+  const row = await db
+    .selectFrom('merchant_webhooks')
+    .select('events')
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+  return row?.events as WebhookEventType[] | undefined;
+}
+
+/** Sets the merchant's webhook, replacing the one it had (URL, events and secret alike); the secret is stored sealed. */
+export async function upsertWebhook(
+  db: Executor,
+  secrets: SecretSealer,
+  merchantId: string,
+  webhook: WebhookSettings,
+): Promise<void> {
   await db
     .insertInto('merchant_webhooks')
-    .values({ merchant_id: merchantId, url: webhook.url, events: webhook.events, secret: webhook.secret })
+    .values({
+      merchant_id: merchantId,
+      url: webhook.url,
+      events: webhook.events,
+      secret: secrets.seal(webhook.secret, merchantId),
+    })
     .onConflict((conflict) =>
       conflict.column('merchant_id').doUpdateSet((eb) => ({
         url: eb.ref('excluded.url'),
