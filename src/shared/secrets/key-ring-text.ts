@@ -12,7 +12,7 @@ export interface KeyRingEntry {
   key: Buffer;
 }
 
-export const KEY_BYTES = 32;
+const KEY_BYTES = 32;
 const KID = /^[A-Za-z0-9_-]{1,32}$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 

@@ -115,7 +115,8 @@ async function resealMerchants(
       }
       counts.scanned += rows.length;
       changed += changes.length;
-      return rows.at(-1)?.id ?? null;
+      // A short batch was the last one: no further query to find the table's end.
+      return rows.length === batchSize ? (rows.at(-1)?.id ?? null) : null;
     });
     onProgress?.({ table: 'merchants', scanned: counts.scanned, changed });
   } while (after !== null);
@@ -160,7 +161,7 @@ async function resealWebhooks(
       }
       counts.scanned += rows.length;
       changed += changes.length;
-      return rows.at(-1)?.merchant_id ?? null;
+      return rows.length === batchSize ? (rows.at(-1)?.merchant_id ?? null) : null;
     });
     onProgress?.({ table: 'merchant_webhooks', scanned: counts.scanned, changed });
   } while (after !== null);
