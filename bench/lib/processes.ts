@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, join } from 'node:path';
+import { generateKeyRingText } from '../../src/shared/secrets/key-ring-text.js';
 import { RAW_BASELINE_PATHS } from '../raw-baseline/paths.js';
 import { pollUntil } from './progress.js';
 
@@ -50,6 +51,11 @@ const STOP_GRACE_MS = 15_000;
 export class ServiceGroup {
   private readonly children = new Set<ChildProcess>();
   private sequence = 0;
+  /**
+   * The run's key ring (SECRETS_KEYS), made afresh for every run and given to every process it starts:
+   * the seed seals the merchants' secrets with it, the API and workers open them. An `--env` ring wins.
+   */
+  private readonly secretsKeys = generateKeyRingText('bench1');
 
   /**
    * `profileDir`: when set, every API and worker process runs with `node --cpu-prof` and writes its
@@ -216,7 +222,7 @@ export class ServiceGroup {
         cwd: this.root,
         // Only what the service needs: nothing of the developer's environment (a stray QUEUE_PREFIX,
         // say) leaks into the run.
-        env: { PATH: process.env.PATH ?? '', ...env },
+        env: { PATH: process.env.PATH ?? '', SECRETS_KEYS: this.secretsKeys, ...env },
         stdio: ['ignore', options.captureStdout ? 'pipe' : log, log],
       });
       this.children.add(child);

@@ -3,6 +3,7 @@ import { createDb, type Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
+import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
 import { webhookQueueName } from '../shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
@@ -53,6 +54,7 @@ export function createApiDeps(
     timeoutMs: config.ENQUEUE_TIMEOUT_MS,
     maxWaitingPerQueue: config.QUEUE_MAX_WAITING,
   });
+  const secrets = keyRingFromConfig(config);
   return {
     config,
     db,
@@ -60,7 +62,8 @@ export function createApiDeps(
     metrics,
     redis,
     producer,
-    merchants: new MerchantDirectory(db, {
+    secrets,
+    merchants: new MerchantDirectory(db, secrets, {
       ttlMs: config.MERCHANT_CACHE_TTL_MS,
       maxEntries: config.MERCHANT_CACHE_MAX_ENTRIES,
       maxBytes: config.MERCHANT_CACHE_MAX_BYTES,

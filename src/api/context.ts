@@ -4,6 +4,7 @@ import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
 import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { HeavyReadLimiter } from './heavy-read-limiter.js';
 import type { CancellationProducer } from './jobs/producer.js';
@@ -22,6 +23,8 @@ export interface ApiDeps {
   /** The API's own Redis connection, for readiness checks and queue statistics. */
   redis: RedisConnection;
   merchants: MerchantDirectory;
+  /** Seals the merchant and webhook secrets the admin API stores (the deployment's key ring). */
+  secrets: SecretSealer;
   readAllCache: ReadAllCache;
   /** Tells a merchant's webhook about a job the API finished itself (an abort of a queued job). */
   webhooks: WebhookNotifier;

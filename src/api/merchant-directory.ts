@@ -3,6 +3,7 @@ import type { Db } from '../shared/db/client.js';
 import type { Merchant, MerchantStatus, SignatureVersion } from '../shared/db/schema.js';
 import { buildIpMatcher } from '../shared/ip-ranges.js';
 import { LoadingCache } from '../shared/loading-cache.js';
+import { openStoredSecret, type SecretSealer } from '../shared/secrets/secret-sealer.js';
 import { findMerchantById } from './repositories/merchants.repository.js';
 
 export interface AuthenticatedMerchant {
@@ -62,6 +63,7 @@ export class MerchantDirectory {
 
   constructor(
     private readonly db: Db,
+    private readonly secrets: SecretSealer,
     options: MerchantDirectoryOptions,
   ) {
     const unknownEntries = Math.max(1, Math.min(1_000, Math.floor(options.maxEntries / 10)));
@@ -90,7 +92,7 @@ export class MerchantDirectory {
 
   private async read(key: string): Promise<CachedMerchant | null> {
     const row = await findMerchantById(this.db, key);
-    return row ? { merchant: toAuthenticatedMerchant(row), bytes: recordBytes(row) } : null;
+    return row ? { merchant: toAuthenticatedMerchant(row, this.secrets, Date.now()), bytes: recordBytes(row) } : null;
   }
 
   /** Called by the admin API after it changes a merchant, so this process sees the change at once. */
@@ -99,14 +101,22 @@ export class MerchantDirectory {
   }
 }
 
-function toAuthenticatedMerchant(row: Merchant): AuthenticatedMerchant {
+/**
+ * The record with its secrets opened: sealed at rest, held opened in this process's memory (the key
+ * ring is there anyway). A previous secret already expired is not opened at all. A secret that does not
+ * open throws (SecretUnreadableError): the request fails with 500 and an error log, the merchant cannot
+ * authenticate, and nothing falls back to reading the stored text as the secret.
+ */
+function toAuthenticatedMerchant(row: Merchant, secrets: SecretSealer, now: number): AuthenticatedMerchant {
+  const previousValidUntil = row.previous_secret_valid_until?.getTime() ?? null;
+  const previousInForce = row.previous_secret_key !== null && previousValidUntil !== null && previousValidUntil > now;
   return {
     id: row.id,
     name: row.name,
     status: row.status,
-    secretKey: row.secret_key,
-    previousSecretKey: row.previous_secret_key,
-    previousSecretValidUntil: row.previous_secret_valid_until?.getTime() ?? null,
+    secretKey: openStoredSecret(secrets, row.secret_key, row.id),
+    previousSecretKey: previousInForce ? openStoredSecret(secrets, row.previous_secret_key as string, row.id) : null,
+    previousSecretValidUntil: previousInForce ? previousValidUntil : null,
     isAllowedSource: row.allowed_ips ? buildIpMatcher(row.allowed_ips) : null,
     rateLimitPerSecond: row.rate_limit_per_second,
     maxQueuedJobs: row.max_queued_jobs,

@@ -3,6 +3,7 @@ import { betSlipJson } from '../shared/bet-slip-json.js';
 import type { Db } from '../shared/db/client.js';
 import type { Database } from '../shared/db/schema.js';
 import { betSlipItemRow } from '../shared/repositories/sessions.repository.js';
+import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
 import { digestSessionToken } from '../shared/session-token.js';
 import {
   DEMO_CANCELLED_AT,
@@ -23,13 +24,18 @@ import type { SeedReport } from './seed-report.js';
  * first in the same transaction, so the set is loaded exactly as written; its cancellation jobs stay
  * (they are the audit trail).
  */
-export async function seedDemo(db: Db, options: { reset?: boolean } = {}): Promise<SeedReport> {
+export async function seedDemo(db: Db, secrets: SecretSealer, options: { reset?: boolean } = {}): Promise<SeedReport> {
   const started = performance.now();
   const inserted = await db.transaction().execute(async (trx) => {
     if (options.reset) await deleteDemoMerchant(trx);
     const merchants = await trx
       .insertInto('merchants')
-      .values({ id: DEMO_MERCHANT.id, name: DEMO_MERCHANT.name, secret_key: DEMO_MERCHANT.secretKey })
+      .values({
+        id: DEMO_MERCHANT.id,
+        name: DEMO_MERCHANT.name,
+        // Sealed like every merchant's (the demo secret itself is public: docs and the banner show it).
+        secret_key: secrets.seal(DEMO_MERCHANT.secretKey, DEMO_MERCHANT.id),
+      })
       .onConflict((oc) => oc.doNothing())
       .executeTakeFirst();
 

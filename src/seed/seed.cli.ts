@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { loadConfigOrExit, localEnvironment } from '../shared/config.js';
 import { createDb } from '../shared/db/client.js';
 import { createLogger } from '../shared/logger.js';
+import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
 import { seedDemo } from './demo-seed.js';
 import { parseSeedArgs, SEED_USAGE } from './seed-options.js';
 import { toPrintedReport } from './seed-report.js';
@@ -21,6 +22,7 @@ if (command.kind === 'invalid') {
 // A development tool, like `npm start`: with nothing set it seeds the database `npm start` uses.
 const config = loadConfigOrExit(localEnvironment());
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'seed' }, pino.destination(2));
+const secrets = keyRingFromConfig(config);
 const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-seed' });
 
 try {
@@ -30,8 +32,8 @@ try {
   );
   const report =
     command.kind === 'demo'
-      ? await seedDemo(db, { reset: command.reset })
-      : await seedVolume(db, command.options, { logger });
+      ? await seedDemo(db, secrets, { reset: command.reset })
+      : await seedVolume(db, secrets, command.options, { logger });
   logger.info({ totals: report.totals, ms: report.ms }, 'seed complete');
   process.stdout.write(`${JSON.stringify(toPrintedReport(report), null, 2)}\n`);
 } catch (error) {

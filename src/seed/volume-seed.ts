@@ -4,6 +4,7 @@ import { type BetSlipItemInput, betSlipJson } from '../shared/bet-slip-json.js';
 import type { Db } from '../shared/db/client.js';
 import type { Database } from '../shared/db/schema.js';
 import type { Logger } from '../shared/logger.js';
+import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
 import { digestSessionToken, generateSessionToken } from '../shared/session-token.js';
 import type { VolumeSeedOptions } from './seed-options.js';
 import type { SeededMerchant, SeedReport, SeedTotals } from './seed-report.js';
@@ -36,6 +37,7 @@ export interface VolumeSeedTuning {
 
 export async function seedVolume(
   db: Db,
+  secrets: SecretSealer,
   options: VolumeSeedOptions,
   tuning: VolumeSeedTuning = {},
 ): Promise<SeedReport> {
@@ -43,7 +45,7 @@ export async function seedVolume(
   const totals: SeedTotals = { configurations: 0, players: 0, rewards: 0, sessions: 0 };
 
   const merchants = await db.transaction().execute(async (trx) => {
-    const rows = await insertMerchants(trx, options.merchants);
+    const rows = await insertMerchants(trx, secrets, options.merchants);
     const seeded: SeededMerchant[] = [];
     for (const merchant of rows) {
       seeded.push(await seedMerchant(trx, merchant, options, totals, tuning));
@@ -60,16 +62,22 @@ export async function seedVolume(
   return { merchants, totals, ms: Math.round(performance.now() - started) };
 }
 
-async function insertMerchants(trx: Trx, count: number): Promise<MerchantRow[]> {
+/** Ids are made here, so that each secret is sealed for its merchant; the report carries the plain secrets. */
+async function insertMerchants(trx: Trx, sealer: SecretSealer, count: number): Promise<MerchantRow[]> {
   const width = Math.max(3, String(count).length);
-  const names = Array.from({ length: count }, (_, i) => `Seed Merchant ${String(i + 1).padStart(width, '0')}`);
-  const secrets = names.map(() => randomBytes(32).toString('base64url'));
-  const result = await sql<MerchantRow>`
-    INSERT INTO merchants (name, secret_key)
-    SELECT name, secret FROM unnest(${names}::text[], ${secrets}::text[]) AS m(name, secret)
-    RETURNING id, name, secret_key
+  const rows: MerchantRow[] = Array.from({ length: count }, (_, i) => ({
+    id: randomUUID(),
+    name: `Seed Merchant ${String(i + 1).padStart(width, '0')}`,
+    secret_key: randomBytes(32).toString('base64url'),
+  }));
+  const ids = rows.map((row) => row.id);
+  const names = rows.map((row) => row.name);
+  const sealed = rows.map((row) => sealer.seal(row.secret_key, row.id));
+  await sql`
+    INSERT INTO merchants (id, name, secret_key)
+    SELECT id, name, secret FROM unnest(${ids}::uuid[], ${names}::text[], ${sealed}::text[]) AS m(id, name, secret)
   `.execute(trx);
-  return result.rows.sort((a, b) => a.name.localeCompare(b.name));
+  return rows.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 async function seedMerchant(

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { isIpOrCidr } from './ip-ranges.js';
+import { DEVELOPMENT_KEY_RING_FILE, developmentKeyRing } from './secrets/development-key-ring.js';
+import { parseKeyRing } from './secrets/key-ring-text.js';
 
 /**
  * The only place that reads the environment. Every process parses it once at start-up; a bad value
@@ -210,6 +212,26 @@ export const configSchema = z
     METRICS_ENABLED: booleanFromEnv.default(true),
 
     /**
+     * The key ring that seals merchant and webhook secrets at rest (AES-256-GCM):
+     * `kid:base64key,kid:base64key,...`, each key 32 bytes; the first seals, all of them open. Every
+     * process of a deployment needs the same ring. Required with NODE_ENV=production; on a development
+     * machine an unset ring is made once and kept in .secrets-keys.dev (fillDevelopmentKeyRing).
+     * Parsed into its keys; an error names the bad entry, never a key.
+     */
+    SECRETS_KEYS: z
+      .string()
+      .optional()
+      .transform((value, context) => {
+        if (value === undefined || value.trim() === '') return undefined;
+        const parsed = parseKeyRing(value);
+        if (!parsed.ok) {
+          context.addIssue({ code: 'custom', message: parsed.reason });
+          return z.NEVER;
+        }
+        return parsed.keys;
+      }),
+
+    /**
      * Let webhook URLs point at loopback, private, link-local and other internal addresses. Off in
      * production: a merchant's webhook must never become a way into the service's own network. On only
      * for development and tests, whose receivers listen on 127.0.0.1.
@@ -276,6 +298,14 @@ export const configSchema = z
     if (config.REDIS_URL === undefined && config.REDIS_CLUSTER_NODES === undefined) {
       context.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required (or set REDIS_CLUSTER_NODES)' });
     }
+    if (config.NODE_ENV === 'production' && config.SECRETS_KEYS === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['SECRETS_KEYS'],
+        message:
+          'required with NODE_ENV=production: the key ring that seals secrets at rest, kid:base64key,... (docs/operations.md)',
+      });
+    }
   });
 
 export type Config = z.infer<typeof configSchema>;
@@ -302,6 +332,16 @@ export function loadDotEnv(env: Record<string, string | undefined> = process.env
   if (existsSync(path)) process.loadEnvFile(path);
 }
 
+/**
+ * On a development machine (NODE_ENV unset or `development`) with no SECRETS_KEYS, the ring kept in
+ * .secrets-keys.dev (made on first use), so that secrets sealed by one run open in the next. Never in
+ * production (start-up refuses) nor in tests (each run brings its own ring).
+ */
+export function fillDevelopmentKeyRing(env: Record<string, string | undefined>): void {
+  if ((env.NODE_ENV ?? 'development') !== 'development' || env.SECRETS_KEYS) return;
+  env.SECRETS_KEYS = developmentKeyRing(DEVELOPMENT_KEY_RING_FILE);
+}
+
 /** What `npm start` assumes when nothing is set: the default local ports and a database of its own. */
 export const LOCAL_DEFAULTS = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/rewards',
@@ -314,6 +354,7 @@ export const LOCAL_DEFAULTS = {
  */
 export function localEnvironment(env: Record<string, string | undefined> = process.env): Record<string, string> {
   loadDotEnv(env);
+  fillDevelopmentKeyRing(env);
   const merged: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) if (value !== undefined) merged[key] = value;
   for (const [key, value] of Object.entries(LOCAL_DEFAULTS)) if (!merged[key]) merged[key] = value;
@@ -327,6 +368,7 @@ export function localEnvironment(env: Record<string, string | undefined> = proce
 export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
   try {
     loadDotEnv(env);
+    fillDevelopmentKeyRing(env);
     return loadConfig(env);
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -3,6 +3,7 @@ import { seedDemo } from '../seed/demo-seed.js';
 import { type Config, ConfigError, loadConfig, localEnvironment } from '../shared/config.js';
 import { createDb } from '../shared/db/client.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
+import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
 import { renderBanner } from './local-banner.js';
 import { LocalProcess, waitUntilReady } from './local-process.js';
 import { checkRedis, ensureDatabase, LocalServerError } from './local-servers.js';
@@ -39,7 +40,7 @@ try {
   const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-start' });
   try {
     const applied = await migrateToLatest(db);
-    await seedDemo(db);
+    await seedDemo(db, keyRingFromConfig(config));
     const database = new URL(config.DATABASE_URL).pathname.slice(1);
     process.stdout.write(
       `database "${database}": ${created ? 'created, ' : ''}${applied.length} migration(s) applied, demo data loaded\n`,

@@ -5,6 +5,7 @@ import type { Metrics } from '../shared/metrics.js';
 import type { MerchantTurns } from '../shared/queue/merchant-turns.js';
 import type { Queues } from '../shared/queue/queues.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
 import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { AuditOutbox } from './audit-outbox.js';
 
@@ -22,6 +23,8 @@ export interface WorkerDeps {
   turns: MerchantTurns;
   /** Final outcomes that wait in Redis while Postgres is away. */
   outbox: AuditOutbox;
+  /** Opens the webhook signing secrets stored sealed (the deployment's key ring). */
+  secrets: SecretSealer;
   /** Tells merchants' webhooks that their jobs finished. */
   webhooks: WebhookNotifier;
   /** Aborted on the first SIGTERM: long jobs stop after the batch in flight and hand themselves back. */

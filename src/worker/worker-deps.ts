@@ -5,6 +5,7 @@ import { Metrics } from '../shared/metrics.js';
 import { MerchantTurns } from '../shared/queue/merchant-turns.js';
 import { createQueues } from '../shared/queue/queues.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
+import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
 import { webhookQueueName } from '../shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import { AuditOutbox } from './audit-outbox.js';
@@ -53,6 +54,7 @@ export function createWorkerDeps(
     queues,
     turns: new MerchantTurns(redis, config.QUEUE_PREFIX),
     outbox: new AuditOutbox(redis, db, logger, config.QUEUE_PREFIX),
+    secrets: keyRingFromConfig(config),
     webhooks: createWebhookNotifier({ config, db, logger, metrics, redis, queue: () => queues[webhookQueueName] }),
     stopping,
   };

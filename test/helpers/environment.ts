@@ -13,6 +13,8 @@ export interface TestEnvironment {
   redisUrl: string;
   /** A queue prefix of this file's own (with a hash tag, as in production). */
   queuePrefix: string;
+  /** The run's key ring as SECRETS_KEYS text: what a process started by a test is given. */
+  secretsKeys: string;
   /** Configuration as a process would load it, pointed at this file's database and prefix. */
   config: Config;
   /** Drops the database and the file's queue keys. */
@@ -46,6 +48,7 @@ export async function createTestEnvironment(overrides: Record<string, string> = 
     READ_CACHE_TTL_MS: '0',
     METRICS_ENABLED: 'false',
     ADMIN_TOKEN: 'test-admin-token-0123456789',
+    SECRETS_KEYS: inject('secretsKeys'),
     ...overrides,
   });
   const db = createDb({ connectionString: databaseUrl, poolSize: 5, applicationName: 'rewards-test' });
@@ -55,6 +58,7 @@ export async function createTestEnvironment(overrides: Record<string, string> = 
     databaseUrl,
     redisUrl,
     queuePrefix,
+    secretsKeys: inject('secretsKeys'),
     config,
     async close() {
       await db.destroy();

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
 import { betSlipJson } from '../../src/shared/bet-slip-json.js';
 import type { Db } from '../../src/shared/db/client.js';
 import type {
@@ -8,6 +9,8 @@ import type {
   RewardType,
   SignatureVersion,
 } from '../../src/shared/db/schema.js';
+import { KeyRing } from '../../src/shared/secrets/key-ring.js';
+import { parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
 import { digestSessionToken, generateSessionToken } from '../../src/shared/session-token.js';
 
 /**
@@ -43,23 +46,35 @@ export interface MerchantOptions {
   signatureVersion?: SignatureVersion;
 }
 
+/** The test run's key ring (global-setup.ts), as every process of the run has it. */
+export function testKeyRing(): KeyRing {
+  const parsed = parseKeyRing(inject('secretsKeys'));
+  if (!parsed.ok) throw new Error(`the test run's key ring: ${parsed.reason}`);
+  return new KeyRing(parsed.keys);
+}
+
+/** Secrets are stored sealed under the run's key ring, as the admin API stores them. */
 export async function createMerchant(db: Db, options: MerchantOptions = {}): Promise<MerchantFixture> {
+  const ring = testKeyRing();
+  const id = randomUUID();
+  const secretKey = options.secretKey ?? randomBytes(32).toString('hex');
   const row = await db
     .insertInto('merchants')
     .values({
+      id,
       name: options.name ?? uniqueName('Merchant'),
-      secret_key: options.secretKey ?? randomBytes(32).toString('hex'),
+      secret_key: ring.seal(secretKey, id),
       status: options.status ?? 'ACTIVE',
       allowed_ips: options.allowedIps ?? null,
-      previous_secret_key: options.previousSecretKey ?? null,
+      previous_secret_key: options.previousSecretKey == null ? null : ring.seal(options.previousSecretKey, id),
       previous_secret_valid_until:
         options.previousSecretValidUntil == null ? null : toDate(options.previousSecretValidUntil),
       rate_limit_per_second: options.rateLimitPerSecond ?? null,
       signature_version: options.signatureVersion ?? 1,
     })
-    .returning(['id', 'name', 'secret_key', 'status'])
+    .returning(['id', 'name', 'status'])
     .executeTakeFirstOrThrow();
-  return { id: row.id, name: row.name, secretKey: row.secret_key, status: row.status };
+  return { id: row.id, name: row.name, secretKey, status: row.status };
 }
 
 /** Amounts as decimal strings, stored as `numeric` exactly as written. */

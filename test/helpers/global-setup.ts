@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
+import { generateKeyRingText } from '../../src/shared/secrets/key-ring-text.js';
 import { redisProblem } from '../../src/tools/local-servers.js';
 
 /**
@@ -19,6 +20,8 @@ declare module 'vitest' {
     templateDatabase: string;
     /** Every database a test file makes starts with this, so teardown can sweep leftovers. */
     databasePrefix: string;
+    /** The run's key ring (SECRETS_KEYS): made afresh for every run, handed to every test process. */
+    secretsKeys: string;
   }
 }
 
@@ -44,6 +47,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('redisUrl', redisUrl);
   project.provide('templateDatabase', templateDatabase);
   project.provide('databasePrefix', databasePrefix);
+  project.provide('secretsKeys', process.env.SECRETS_KEYS || generateKeyRingText('test1'));
 
   return async () => {
     // Test files drop their own databases; this sweeps what a crashed file left, then the template.

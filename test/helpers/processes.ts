@@ -48,6 +48,7 @@ export async function startService(
     DATABASE_URL: env.databaseUrl,
     REDIS_URL: env.redisUrl,
     QUEUE_PREFIX: env.queuePrefix,
+    SECRETS_KEYS: env.secretsKeys,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),

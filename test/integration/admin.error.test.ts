@@ -159,6 +159,8 @@ describe('merchants', () => {
     await expectInvalid(admin('POST', '/admin/v1/merchants', { name: '' }), 'name');
     await expectInvalid(admin('POST', '/admin/v1/merchants', { name: 'x'.repeat(256) }), 'name');
     await expectInvalid(admin('POST', '/admin/v1/merchants', { name: 'm', secretKey: '0123456789abcde' }), 'secretKey');
+    // At least 32 characters: 31 is refused.
+    await expectInvalid(admin('POST', '/admin/v1/merchants', { name: 'm', secretKey: 'x'.repeat(31) }), 'secretKey');
     await expectInvalid(
       admin('POST', '/admin/v1/merchants', { name: 'm', allowedIps: ['not-an-ip'] }),
       'allowedIps[0]',

@@ -4,6 +4,7 @@ import { signatureHeaderValue } from '../../src/api/auth/signature.js';
 import { recordJobsFinished } from '../../src/shared/repositories/cancellation-jobs.repository.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { testKeyRing } from '../helpers/fixtures.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
 
 let env: TestEnvironment;
@@ -80,10 +81,12 @@ describe('merchants', () => {
     const row = await env.db.selectFrom('merchants').selectAll().where('id', '=', body.id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({
       name: 'Casino Royale',
-      secret_key: body.secretKey,
       status: 'ACTIVE',
       allowed_ips: null,
     });
+    // Stored sealed for this merchant, never as given.
+    expect(row.secret_key).not.toContain(body.secretKey);
+    expect(testKeyRing().open(row.secret_key, body.id)).toBe(body.secretKey);
     expect((await readAll({ id: body.id, secretKey: body.secretKey })).status).toBe(200);
   });
 
@@ -91,7 +94,7 @@ describe('merchants', () => {
     const allowedIps = ['127.0.0.1', '10.0.0.0/8', '2001:db8::/32'];
     const response = await admin('POST', '/admin/v1/merchants', {
       name: 'Given secret',
-      secretKey: 'a-given-secret-of-some-length',
+      secretKey: 'a-given-secret-of-at-least-32-characters',
       allowedIps,
     });
     expect(response.status).toBe(201);
@@ -99,7 +102,7 @@ describe('merchants', () => {
     expect(body).toEqual({
       id: expect.stringMatching(UUID),
       name: 'Given secret',
-      secretKey: 'a-given-secret-of-some-length',
+      secretKey: 'a-given-secret-of-at-least-32-characters',
       status: 'ACTIVE',
     });
     const row = await env.db.selectFrom('merchants').selectAll().where('id', '=', body.id).executeTakeFirstOrThrow();
@@ -269,7 +272,7 @@ describe('secret rotation', () => {
       previousValidForMs: HOUR_MS,
     });
     expect(response.status).toBe(201);
-    const { previousValidUntil } = await response.json();
+    const { previousValidUntil, secretKey } = await response.json();
     expect(previousValidUntil).toBeGreaterThanOrEqual(before + HOUR_MS);
     expect(previousValidUntil).toBeLessThanOrEqual(Date.now() + HOUR_MS);
     const row = await env.db
@@ -277,7 +280,9 @@ describe('secret rotation', () => {
       .selectAll()
       .where('id', '=', merchant.id)
       .executeTakeFirstOrThrow();
-    expect(row.previous_secret_key).toBe(merchant.secretKey);
+    expect(row.previous_secret_key).not.toBeNull();
+    expect(testKeyRing().open(row.previous_secret_key as string, merchant.id)).toBe(merchant.secretKey);
+    expect(testKeyRing().open(row.secret_key, merchant.id)).toBe(secretKey);
     expect(row.previous_secret_valid_until?.getTime()).toBe(previousValidUntil);
   });
 });

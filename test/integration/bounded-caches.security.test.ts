@@ -4,7 +4,7 @@ import { MerchantDirectory } from '../../src/api/merchant-directory.js';
 import { ReadAllCache } from '../../src/api/read-all-cache.js';
 import { startTestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
-import { createConfiguration, createMerchant } from '../helpers/fixtures.js';
+import { createConfiguration, createMerchant, testKeyRing } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
 
 /**
@@ -30,7 +30,11 @@ async function disableBehindTheCache(merchantId: string): Promise<void> {
 
 describe('merchant directory', () => {
   it('keys records by the lower-cased id: any case hits the same entry, and forget() clears it', async () => {
-    const directory = new MerchantDirectory(env.db, { ttlMs: HOUR_MS, maxEntries: 100, maxBytes: 1_000_000 });
+    const directory = new MerchantDirectory(env.db, testKeyRing(), {
+      ttlMs: HOUR_MS,
+      maxEntries: 100,
+      maxBytes: 1_000_000,
+    });
     const merchant = await createMerchant(env.db);
     expect((await directory.find(merchant.id.toUpperCase()))?.status).toBe('ACTIVE');
     await disableBehindTheCache(merchant.id);
@@ -44,7 +48,11 @@ describe('merchant directory', () => {
   it('reloads a record past half its TTL in the background, serving the held one meanwhile', async () => {
     vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] });
     try {
-      const directory = new MerchantDirectory(env.db, { ttlMs: 10_000, maxEntries: 100, maxBytes: 1_000_000 });
+      const directory = new MerchantDirectory(env.db, testKeyRing(), {
+        ttlMs: 10_000,
+        maxEntries: 100,
+        maxBytes: 1_000_000,
+      });
       const merchant = await createMerchant(env.db);
       await directory.find(merchant.id);
       await disableBehindTheCache(merchant.id);
@@ -63,7 +71,11 @@ describe('merchant directory', () => {
   });
 
   it('evicts the least recently used merchant past maxEntries', async () => {
-    const directory = new MerchantDirectory(env.db, { ttlMs: HOUR_MS, maxEntries: 2, maxBytes: 1_000_000 });
+    const directory = new MerchantDirectory(env.db, testKeyRing(), {
+      ttlMs: HOUR_MS,
+      maxEntries: 2,
+      maxBytes: 1_000_000,
+    });
     const first = await createMerchant(env.db);
     const second = await createMerchant(env.db);
     const third = await createMerchant(env.db);
@@ -80,7 +92,11 @@ describe('merchant directory', () => {
   it('counts bytes: a record larger than maxBytes is not kept, and does not push out the others', async () => {
     // ~1,000 ranges cost far more than 20 kB; a merchant without a list costs under 1 kB.
     const ranges = Array.from({ length: 1_000 }, (_, i) => `10.${i >> 8}.${i & 255}.0/24`);
-    const directory = new MerchantDirectory(env.db, { ttlMs: HOUR_MS, maxEntries: 100, maxBytes: 20_000 });
+    const directory = new MerchantDirectory(env.db, testKeyRing(), {
+      ttlMs: HOUR_MS,
+      maxEntries: 100,
+      maxBytes: 20_000,
+    });
     const small = await createMerchant(env.db);
     const large = await createMerchant(env.db, { allowedIps: ranges });
     await directory.find(small.id);
@@ -93,7 +109,11 @@ describe('merchant directory', () => {
   it('evicts by bytes: a large record pushes out the least recently used ones', async () => {
     const ranges = Array.from({ length: 100 }, (_, i) => `10.0.${i}.0/24`);
     // One record with 100 ranges (~10 kB) fits in 15 kB beside a small one, not beside another large one.
-    const directory = new MerchantDirectory(env.db, { ttlMs: HOUR_MS, maxEntries: 100, maxBytes: 15_000 });
+    const directory = new MerchantDirectory(env.db, testKeyRing(), {
+      ttlMs: HOUR_MS,
+      maxEntries: 100,
+      maxBytes: 15_000,
+    });
     const small = await createMerchant(env.db);
     const first = await createMerchant(env.db, { allowedIps: ranges });
     const second = await createMerchant(env.db, { allowedIps: ranges });
@@ -107,7 +127,11 @@ describe('merchant directory', () => {
   });
 
   it('keeps real merchants while thousands of made-up ids are looked up', async () => {
-    const directory = new MerchantDirectory(env.db, { ttlMs: HOUR_MS, maxEntries: 20, maxBytes: 1_000_000 });
+    const directory = new MerchantDirectory(env.db, testKeyRing(), {
+      ttlMs: HOUR_MS,
+      maxEntries: 20,
+      maxBytes: 1_000_000,
+    });
     const merchant = await createMerchant(env.db);
     await directory.find(merchant.id);
     for (let batch = 0; batch < 20; batch++) {
@@ -119,7 +143,11 @@ describe('merchant directory', () => {
   });
 
   it('remembers an unknown id only until the merchant is created through the admin API (forget)', async () => {
-    const directory = new MerchantDirectory(env.db, { ttlMs: HOUR_MS, maxEntries: 20, maxBytes: 1_000_000 });
+    const directory = new MerchantDirectory(env.db, testKeyRing(), {
+      ttlMs: HOUR_MS,
+      maxEntries: 20,
+      maxBytes: 1_000_000,
+    });
     const id = randomUUID();
     expect(await directory.find(id)).toBeNull();
     await env.db

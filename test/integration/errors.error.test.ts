@@ -5,7 +5,7 @@ import { MerchantDirectory } from '../../src/api/merchant-directory.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
-import { createMerchant, createSession, type MerchantFixture } from '../helpers/fixtures.js';
+import { createMerchant, createSession, type MerchantFixture, testKeyRing } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
 
 /** docs/design.md §3: every failure has the same body shape, the catalogue's status, and nothing more. */
@@ -349,7 +349,7 @@ describe('Postgres unreachable', () => {
     });
     noDatabaseApi = await startTestApi(env, {
       db: deadDb,
-      merchants: new MerchantDirectory(deadDb, { ttlMs: 0, maxEntries: 1, maxBytes: 1 }),
+      merchants: new MerchantDirectory(deadDb, testKeyRing(), { ttlMs: 0, maxEntries: 1, maxBytes: 1 }),
     });
     // Authentication still reaches the merchants, but the route's own queries fail.
     queryFailsApi = await startTestApi(env, { db: deadDb });

@@ -7,6 +7,7 @@ import { seedDemo } from '../../src/seed/demo-seed.js';
 import { buildSignedFields } from '../../src/tools/signed-request.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { testKeyRing } from '../helpers/fixtures.js';
 
 // The integration kit in examples/ must work as written against the real API: each signs with its
 // own standard library only, calls readAll and cancel, and prints what it got.
@@ -20,7 +21,7 @@ let api: TestApi;
 
 beforeAll(async () => {
   env = await createTestEnvironment();
-  await seedDemo(env.db);
+  await seedDemo(env.db, testKeyRing());
   api = await startTestApi(env);
 });
 

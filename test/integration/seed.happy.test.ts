@@ -13,6 +13,7 @@ import { digestSessionToken } from '../../src/shared/session-token.js';
 import { buildSignedFields, toQueryString } from '../../src/tools/signed-request.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { testKeyRing } from '../helpers/fixtures.js';
 
 const run = promisify(execFile);
 const seedCliPath = fileURLToPath(new URL('../../src/seed/seed.cli.ts', import.meta.url));
@@ -68,9 +69,9 @@ describe('demo seed', () => {
   let countsAfterFirst: Record<string, number>;
 
   beforeAll(async () => {
-    first = await seedDemo(env.db);
+    first = await seedDemo(env.db, testKeyRing());
     countsAfterFirst = await countRows(env.db, DEMO_MERCHANT.id);
-    second = await seedDemo(env.db);
+    second = await seedDemo(env.db, testKeyRing());
   });
 
   it('creates the demo merchant, its configurations, players, wallets, rewards and sessions', async () => {
@@ -90,7 +91,10 @@ describe('demo seed', () => {
       .selectAll()
       .where('id', '=', DEMO_MERCHANT.id)
       .executeTakeFirstOrThrow();
-    expect(merchant).toMatchObject({ name: 'Demo Casino', secret_key: 'demo-secret-key-change-me', status: 'ACTIVE' });
+    expect(merchant).toMatchObject({ name: 'Demo Casino', status: 'ACTIVE' });
+    // Stored sealed for the demo merchant, like every secret.
+    expect(merchant.secret_key).not.toContain('demo-secret-key-change-me');
+    expect(testKeyRing().open(merchant.secret_key, DEMO_MERCHANT.id)).toBe('demo-secret-key-change-me');
     expect(await rewardStatuses(env.db, DEMO_MERCHANT.id)).toEqual({ ACTIVE: 5, USED: 1, EXPIRED: 1, CANCELLED: 1 });
     const cancelled = await env.db
       .selectFrom('rewards')
@@ -147,7 +151,7 @@ describe('demo seed', () => {
       .set({ status: 'CANCELLED' })
       .where('external_id', '=', 'demo-reward-7')
       .execute();
-    const report = await seedDemo(env.db);
+    const report = await seedDemo(env.db, testKeyRing());
     expect(report.inserted?.rewards).toBe(0);
     const reward = await env.db
       .selectFrom('rewards')
@@ -169,7 +173,7 @@ describe('demo seed', () => {
       .set({ secret_key: 'rotated-secret-0123456789', status: 'DISABLED' })
       .where('id', '=', DEMO_MERCHANT.id)
       .execute();
-    const report = await seedDemo(env.db, { reset: true });
+    const report = await seedDemo(env.db, testKeyRing(), { reset: true });
     expect(report.inserted).toMatchObject({ merchants: 1, rewards: 8, sessions: 2 });
     expect(await countRows(env.db, DEMO_MERCHANT.id)).toEqual(countsAfterFirst);
     expect(await rewardStatuses(env.db, DEMO_MERCHANT.id)).toEqual({ ACTIVE: 5, USED: 1, EXPIRED: 1, CANCELLED: 1 });
@@ -178,7 +182,8 @@ describe('demo seed', () => {
       .select(['secret_key', 'status'])
       .where('id', '=', DEMO_MERCHANT.id)
       .executeTakeFirstOrThrow();
-    expect(merchant).toEqual({ secret_key: DEMO_MERCHANT.secretKey, status: 'ACTIVE' });
+    expect(merchant.status).toBe('ACTIVE');
+    expect(testKeyRing().open(merchant.secret_key, DEMO_MERCHANT.id)).toBe(DEMO_MERCHANT.secretKey);
   });
 
   it('serves readAll to the demo merchant signed as `npm run sign` signs, every field as seeded', async () => {
@@ -346,7 +351,7 @@ describe('volume seed', () => {
   let report: SeedReport;
 
   beforeAll(async () => {
-    report = await seedVolume(env.db, options);
+    report = await seedVolume(env.db, testKeyRing(), options);
   });
 
   it('creates exactly the counted rows for every merchant', async () => {
@@ -379,7 +384,9 @@ describe('volume seed', () => {
         .select(['secret_key', 'status'])
         .where('id', '=', merchant.id)
         .executeTakeFirstOrThrow();
-      expect(stored).toEqual({ secret_key: merchant.secretKey, status: 'ACTIVE' });
+      expect(stored.status).toBe('ACTIVE');
+      expect(stored.secret_key).not.toContain(merchant.secretKey);
+      expect(testKeyRing().open(stored.secret_key, merchant.id)).toBe(merchant.secretKey);
       expect(merchant.playerIds).toEqual({ first: 'player-000001', last: 'player-000004', count: 4 });
       expect(merchant.configurationIds).toHaveLength(3);
       expect(merchant.sessionTokens).toHaveLength(3);
@@ -450,6 +457,7 @@ describe('volume seed', () => {
     // 10 rewards per player and 70 per statement: 7 players per statement, 5 statements, the last one short.
     const plain = await seedVolume(
       env.db,
+      testKeyRing(),
       { ...DEFAULT_VOLUME, configurations: 2, players: 30, rewardsPerPlayer: 10, sessions: 0 },
       { rewardsPerStatement: 70 },
     );
@@ -564,6 +572,7 @@ describe('seed.cli.ts as a process', () => {
     PATH: process.env.PATH,
     DATABASE_URL: env.databaseUrl,
     REDIS_URL: env.redisUrl,
+    SECRETS_KEYS: env.secretsKeys,
     LOG_LEVEL: 'info',
   });
 

@@ -8,7 +8,7 @@ import { createDb, type Db } from '../../src/shared/db/client.js';
 import { rateLimitKey } from '../../src/shared/queue/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
-import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { createMerchant, type MerchantFixture, testKeyRing } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/processes.js';
 import { monitorRedis } from '../helpers/redis-monitor.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
@@ -171,7 +171,10 @@ describe('the body limit before authentication', { timeout: 30_000 }, () => {
     });
     const isolated = await startTestApi(
       env,
-      { db: deadDb, merchants: new MerchantDirectory(deadDb, { ttlMs: 0, maxEntries: 10, maxBytes: 1_000_000 }) },
+      {
+        db: deadDb,
+        merchants: new MerchantDirectory(deadDb, testKeyRing(), { ttlMs: 0, maxEntries: 10, maxBytes: 1_000_000 }),
+      },
       { redisUrl: server.url },
     );
     // BullMQ writes each queue's meta hash once the connection is up: let that settle before watching.

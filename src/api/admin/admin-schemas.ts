@@ -87,6 +87,12 @@ export async function requireMerchant(db: Db, merchantId: string): Promise<Merch
   return merchant;
 }
 
+/**
+ * Shortest merchant secret an admin may set: 32 characters, so at least 32 bytes. A secret signs
+ * `merchantId + timestamp`, both visible in a captured request, so a short one could be searched offline.
+ */
+export const MIN_SECRET_LENGTH = 32;
+
 /** 32 random bytes as hex: the secret of a new merchant or of a rotation. */
 export function generateSecretKey(): string {
   return randomBytes(32).toString('hex');

@@ -4,17 +4,22 @@ import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { insertMerchant } from '../repositories/merchants.repository.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
-import { adminRouteMeta, allowedIpsSchema, generateSecretKey } from './admin-schemas.js';
+import { adminRouteMeta, allowedIpsSchema, generateSecretKey, MIN_SECRET_LENGTH } from './admin-schemas.js';
 
 const CreateMerchantRequestSchema = z
   .strictObject({
     name: identifier.openapi({ example: 'Demo Casino' }),
     secretKey: z
       .string()
-      .min(16)
+      .min(MIN_SECRET_LENGTH, `must be at least ${MIN_SECRET_LENGTH} characters (or leave it out for a generated one)`)
       .max(255)
       .optional()
-      .openapi({ description: 'The signing secret; when absent a random 256-bit one is generated' }),
+      .openapi({
+        description:
+          `The signing secret, at least ${MIN_SECRET_LENGTH} characters (a shorter one could be found offline from one ` +
+          'captured signature). When absent a random 256-bit one is generated, shown once in this answer. ' +
+          'Stored sealed (SECRETS_KEYS), never readable again through the API.',
+      }),
     allowedIps: allowedIpsSchema.optional(),
   })
   .openapi('AdminCreateMerchantRequest');
@@ -23,7 +28,7 @@ const CreatedMerchantSchema = z
   .object({
     id: uuidSchema(),
     name: z.string(),
-    secretKey: z.string().openapi({ description: 'Shown here and in rotations only' }),
+    secretKey: z.string().openapi({ description: 'Shown here only (a rotation shows the next one): keep it now' }),
     status: z.enum(merchantStatuses),
   })
   .openapi('AdminCreatedMerchant');
@@ -43,15 +48,13 @@ export function registerCreateMerchant(app: App): void {
 
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
-    const merchant = await insertMerchant(c.get('deps').db, {
+    const secretKey = body.secretKey ?? generateSecretKey();
+    const merchant = await insertMerchant(c.get('deps').db, c.get('deps').secrets, {
       name: body.name,
-      secretKey: body.secretKey ?? generateSecretKey(),
+      secretKey,
       allowedIps: body.allowedIps ?? null,
     });
     c.get('logger').info({ merchantId: merchant.id }, 'merchant created');
-    return c.json(
-      { id: merchant.id, name: merchant.name, secretKey: merchant.secret_key, status: merchant.status },
-      201,
-    );
+    return c.json({ id: merchant.id, name: merchant.name, secretKey, status: merchant.status }, 201);
   });
 }

@@ -15,13 +15,18 @@ const RotateSecretRequestSchema = z
       .min(0)
       .max(30 * DAY_MS)
       .default(DAY_MS)
-      .openapi({ description: 'How long the old secret keeps verifying: 0 to 30 days, default 24 h' }),
+      .openapi({
+        description:
+          'How long the old secret keeps verifying: 0 to 30 days, default 24 h. 0: it stops at once and is not kept',
+      }),
   })
   .openapi('AdminRotateSecretRequest');
 
 const RotatedSecretSchema = z
   .object({
-    secretKey: z.string().openapi({ description: 'The new secret' }),
+    secretKey: z
+      .string()
+      .openapi({ description: 'The new secret, 256 random bits as hex: shown only in this answer, stored sealed' }),
     previousValidUntil: z.number().int().openapi({ description: 'Epoch milliseconds: the old secret expires then' }),
   })
   .openapi('AdminRotatedSecret');
@@ -44,10 +49,18 @@ export function registerRotateMerchantSecret(app: App): void {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     const { previousValidForMs } = c.req.valid('json');
     const previousValidUntil = new Date(Date.now() + previousValidForMs);
-    const merchant = await rotateMerchantSecret(c.get('deps').db, merchantId, generateSecretKey(), previousValidUntil);
+    const secretKey = generateSecretKey();
+    const merchant = await rotateMerchantSecret(
+      c.get('deps').db,
+      c.get('deps').secrets,
+      merchantId,
+      secretKey,
+      // An old secret valid for no time is not kept at all (nothing sealed lingers to be cleared later).
+      previousValidForMs === 0 ? null : previousValidUntil,
+    );
     if (!merchant) throw new AppError('NOT_FOUND', 'Merchant not found');
     c.get('deps').merchants.forget(merchantId);
     c.get('logger').info({ merchantId, previousValidUntil }, 'merchant secret rotated');
-    return c.json({ secretKey: merchant.secret_key, previousValidUntil: previousValidUntil.getTime() }, 201);
+    return c.json({ secretKey, previousValidUntil: previousValidUntil.getTime() }, 201);
   });
 }

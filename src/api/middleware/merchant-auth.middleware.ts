@@ -1,6 +1,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
+import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
 import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
 import {
   type BodyBoundRequest,
@@ -96,6 +97,11 @@ async function findMerchant(c: Context<AppEnv>, merchantId: string): Promise<Aut
   try {
     return await c.get('deps').merchants.find(merchantId);
   } catch (error) {
+    // A stored secret that does not open (a key missing from SECRETS_KEYS, a row altered) is the
+    // deployment's fault, not the caller's and not a passing outage: 500 and an error log naming the cause.
+    if (error instanceof SecretUnreadableError) {
+      throw new AppError('INTERNAL_ERROR', undefined, { cause: error, logDetail: 'merchant secret unreadable' });
+    }
     throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: error, retryAfterSeconds: 1, logDetail: 'database' });
   }
 }

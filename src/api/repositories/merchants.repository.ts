@@ -1,17 +1,27 @@
+import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../shared/db/client.js';
 import type { Merchant, MerchantStatus, SignatureVersion } from '../../shared/db/schema.js';
+import type { SecretSealer } from '../../shared/secrets/secret-sealer.js';
 
 export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
   return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
 }
 
+/** The secret is stored sealed for the new merchant's id, which is chosen here so that it can be sealed for. */
 export async function insertMerchant(
   db: Executor,
+  secrets: SecretSealer,
   merchant: { name: string; secretKey: string; allowedIps: string[] | null },
 ): Promise<Merchant> {
+  const id = randomUUID();
   return db
     .insertInto('merchants')
-    .values({ name: merchant.name, secret_key: merchant.secretKey, allowed_ips: merchant.allowedIps })
+    .values({
+      id,
+      name: merchant.name,
+      secret_key: secrets.seal(merchant.secretKey, id),
+      allowed_ips: merchant.allowedIps,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -42,19 +52,23 @@ export async function updateMerchant(
     .executeTakeFirst();
 }
 
-/** The current secret becomes the previous one, valid until `previousValidUntil`. */
+/**
+ * The current secret becomes the previous one, valid until `previousValidUntil` (still sealed as it
+ * was: the same merchant's row). null: the old secret stops at once and is not kept at all.
+ */
 export async function rotateMerchantSecret(
   db: Executor,
+  secrets: SecretSealer,
   merchantId: string,
   newSecretKey: string,
-  previousValidUntil: Date,
+  previousValidUntil: Date | null,
 ): Promise<Merchant | undefined> {
   return db
     .updateTable('merchants')
     .set((eb) => ({
-      previous_secret_key: eb.ref('secret_key'),
+      previous_secret_key: previousValidUntil === null ? null : eb.ref('secret_key'),
       previous_secret_valid_until: previousValidUntil,
-      secret_key: newSecretKey,
+      secret_key: secrets.seal(newSecretKey, merchantId),
       updated_at: eb.fn('now'),
     }))
     .where('id', '=', merchantId)

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
-import { findWebhook } from '../../shared/webhooks/webhooks.repository.js';
+import { findWebhookStatus } from '../../shared/webhooks/webhooks.repository.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
 import { adminErrorResponses } from '../schemas.js';
@@ -43,7 +43,7 @@ export function registerGetWebhook(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     await requireMerchant(c.get('deps').db, merchantId);
-    const webhook = await findWebhook(c.get('deps').db, merchantId);
+    const webhook = await findWebhookStatus(c.get('deps').db, merchantId);
     if (!webhook) throw new AppError('NOT_FOUND', 'The merchant has no webhook');
     return c.json(
       {

@@ -39,7 +39,8 @@ const WebhookSchema = z
     events: z.array(z.enum(webhookEventTypes)),
     secret: z.string().openapi({
       description:
-        'The signing secret: `whsec_` + base64 of 32 random bytes. Shown only in this answer; every PUT makes a new one',
+        'The signing secret: `whsec_` + base64 of 32 random bytes. Shown only in this answer (stored sealed); every PUT ' +
+        'makes a new one',
       example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/xSAaMzSA1c=',
     }),
   })
@@ -76,7 +77,7 @@ export function registerPutWebhook(app: App): void {
       events: body.events ?? [...webhookEventTypes],
       secret: generateWebhookSecret(),
     };
-    await upsertWebhook(c.get('deps').db, merchantId, webhook);
+    await upsertWebhook(c.get('deps').db, c.get('deps').secrets, merchantId, webhook);
     c.get('logger').info({ merchantId, host: new URL(webhook.url).host, events: webhook.events }, 'webhook set');
     return c.json(webhook, 200);
   });

@@ -9,7 +9,7 @@ import type { Metrics } from '../metrics.js';
 import type { RedisConnection } from '../queue/redis.js';
 import { type WebhookDeliveryJob, type WebhookEventType, webhookEventId } from './webhook-catalogue.js';
 import { addPending, dropEvents } from './webhook-pending.js';
-import { findWebhook, recordDroppedEvents } from './webhooks.repository.js';
+import { findWebhookStatus, recordDroppedEvents } from './webhooks.repository.js';
 
 /** The reason recorded on an event not sent because its endpoint is disabled. */
 export function disabledDetail(disabledReason: string): string {
@@ -64,7 +64,7 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
   });
   function subscription(merchantId: string): Promise<Subscription> {
     return subscriptions.get(merchantId, async () => {
-      const webhook = await findWebhook(deps.db, merchantId);
+      const webhook = await findWebhookStatus(deps.db, merchantId);
       if (!webhook) return null;
       const disabledReason = webhook.disabledAt ? (webhook.disabledReason ?? 'disabled') : null;
       return { events: webhook.events, disabledReason };

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/client.js';
 import type { WebhookDeliveryState } from '../db/schema.js';
+import { openStoredSecret, type SecretSealer } from '../secrets/secret-sealer.js';
 import type { WebhookEventType } from './webhook-catalogue.js';
 
 export interface WebhookSettings {
@@ -9,24 +10,54 @@ export interface WebhookSettings {
   secret: string;
 }
 
-/** A webhook as the delivery sees it: its settings, and whether it is disabled (and why). */
-export interface StoredWebhook extends WebhookSettings {
+/** A webhook without its secret: what the notifier and the admin view need (nothing opened). */
+export interface WebhookStatus {
+  url: string;
+  events: WebhookEventType[];
   disabledAt: Date | null;
   disabledReason: string | null;
   failingSince: Date | null;
 }
 
-export async function findWebhook(db: Executor, merchantId: string): Promise<StoredWebhook | undefined> {
+/** A webhook as the delivery sees it: its status and its signing secret, opened. */
+export interface StoredWebhook extends WebhookStatus {
+  secret: string;
+}
+
+/** The merchant's webhook without its secret (none is read or opened), or undefined without one. */
+export async function findWebhookStatus(db: Executor, merchantId: string): Promise<WebhookStatus | undefined> {
   const row = await db
     .selectFrom('merchant_webhooks')
-    .select(['url', 'events', 'secret', 'disabled_at', 'disabled_reason', 'failing_since'])
+    .select(['url', 'events', 'disabled_at', 'disabled_reason', 'failing_since'])
     .where('merchant_id', '=', merchantId)
     .executeTakeFirst();
   return (
     row && {
       url: row.url,
       events: row.events as WebhookEventType[],
-      secret: row.secret,
+      disabledAt: row.disabled_at,
+      disabledReason: row.disabled_reason,
+      failingSince: row.failing_since,
+    }
+  );
+}
+
+/** The merchant's webhook with its signing secret opened (stored sealed for the merchant's id). */
+export async function findWebhook(
+  db: Executor,
+  secrets: SecretSealer,
+  merchantId: string,
+): Promise<StoredWebhook | undefined> {
+  const row = await db
+    .selectFrom('merchant_webhooks')
+    .select(['merchant_id', 'url', 'events', 'secret', 'disabled_at', 'disabled_reason', 'failing_since'])
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+  return (
+    row && {
+      url: row.url,
+      events: row.events as WebhookEventType[],
+      secret: openStoredSecret(secrets, row.secret, row.merchant_id),
       disabledAt: row.disabled_at,
       disabledReason: row.disabled_reason,
       failingSince: row.failing_since,
@@ -35,13 +66,23 @@ export async function findWebhook(db: Executor, merchantId: string): Promise<Sto
 }
 
 /**
- * Sets the merchant's webhook, replacing the one it had (URL, events and secret alike). A disabled
- * endpoint is enabled again, with a clean record of failures.
+ * Sets the merchant's webhook, replacing the one it had (URL, events and secret alike; the secret is
+ * stored sealed). A disabled endpoint is enabled again, with a clean record of failures.
  */
-export async function upsertWebhook(db: Executor, merchantId: string, webhook: WebhookSettings): Promise<void> {
+export async function upsertWebhook(
+  db: Executor,
+  secrets: SecretSealer,
+  merchantId: string,
+  webhook: WebhookSettings,
+): Promise<void> {
   await db
     .insertInto('merchant_webhooks')
-    .values({ merchant_id: merchantId, url: webhook.url, events: webhook.events, secret: webhook.secret })
+    .values({
+      merchant_id: merchantId,
+      url: webhook.url,
+      events: webhook.events,
+      secret: secrets.seal(webhook.secret, merchantId),
+    })
     .onConflict((conflict) =>
       conflict.column('merchant_id').doUpdateSet((eb) => ({
         url: eb.ref('excluded.url'),

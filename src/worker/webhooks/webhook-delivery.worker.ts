@@ -1,5 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
+import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
 import {
   WEBHOOK_MAX_ATTEMPTS,
   type WebhookDeliveryJob,
@@ -155,12 +156,20 @@ async function attempt(
       await finishPending(pending, event.merchantId, event.eventId);
       return `already ${state}`;
     }
-    webhook = await findWebhook(deps.db, event.merchantId);
+    webhook = await findWebhook(deps.db, deps.secrets, event.merchantId);
   } catch (error) {
     if (isTransientDatabaseError(error) && token) {
       // Postgres away: the delivery goes back to the queue without using one of its attempts.
       await job.moveToDelayed(Date.now() + outageDelayMs(), token);
       throw new DelayedError('database unavailable: delivery put back without using an attempt');
+    }
+    // The webhook secret does not open (a key missing from SECRETS_KEYS): a configuration error, said
+    // loudly; the attempt fails and is retried on the usual schedule, so deliveries resume once it is fixed.
+    if (error instanceof SecretUnreadableError) {
+      deps.logger.error(
+        { err: error, eventId: event.eventId, merchantId: event.merchantId },
+        'webhook secret unreadable',
+      );
     }
     throw error;
   }
