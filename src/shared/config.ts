@@ -267,6 +267,12 @@ export const configSchema = z
     /** Rows one sweep statement deletes at most (each statement is its own short transaction). */
     RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(5_000),
     /**
+     * After a sweep, VACUUM (SKIP_LOCKED) each table it deleted from, so the space is reused at once
+     * instead of when autovacuum gets to it (or never, where autovacuum is off). VACUUM takes the lock
+     * autovacuum takes: reads and writes go on; only DDL on that table waits for it.
+     */
+    RETENTION_VACUUM: booleanFromEnv.default(true),
+    /**
      * Webhook attempts in flight at once for one merchant, across every worker: a receiver that hangs
      * holds this many of the delivery slots, never all of them, so other merchants' events keep going.
      */

@@ -188,6 +188,14 @@ export class RetentionSweeper {
         await step('sessions', (trx) => deleteSessions(trx, sessionIds, cutoff));
         if (sessionIds.length < limit) break;
       }
+      if (config.RETENTION_VACUUM) {
+        // The deleted rows' space becomes reusable now: insert-only tables that lose a batch every sweep
+        // otherwise grow until autovacuum runs (and forever where it is off). Not in a transaction.
+        for (const table of retentionTables) {
+          this.throwIfStopping();
+          if (deleted[table] > 0) await sql.raw(`VACUUM (SKIP_LOCKED) ${table}`).execute(connection);
+        }
+      }
     } catch (error) {
       if (error instanceof SweepStopped) return { outcome: 'stopped', deleted, longestStatementMs };
       throw error;
