@@ -271,13 +271,22 @@ export function sampledOneWorkerPhase(kit: PhaseKit): Phase {
   });
 }
 
+/** How long the worker may take to list a finished 1,000,000-reward job's slices (~1.4 s per million). */
+const LISTING_DEADLINE_MS = 60_000;
+
 /**
- * Bytes of bookkeeping per reward of a finished bulkCancelByQuery: as its statements wrote them, then once
- * its rewards have been read (one page through the API, which lists the noted slices in job_rewards).
+ * Bytes of bookkeeping per reward of a finished bulkCancelByQuery: as its statements wrote them (the
+ * worker may already be listing a large job's slices by then), then once its rewards are listed: the
+ * rewards page answers 409 with Retry-After until the worker has listed every slice, then 200.
  */
 async function bulkBookkeeping(db: pg.Pool, client: MerchantClient, run: BulkCancelRun, before: BookkeepingSize) {
   const written = bytesPer(before, await bookkeepingSize(db), run.rewards);
-  const page = await client.post(JOB_REWARDS_PATH, { jobId: run.jobId, limit: 1 });
+  const deadline = Date.now() + LISTING_DEADLINE_MS;
+  let page = await client.post(JOB_REWARDS_PATH, { jobId: run.jobId, limit: 1 });
+  while (page.status === 409 && Date.now() < deadline) {
+    await sleep(250);
+    page = await client.post(JOB_REWARDS_PATH, { jobId: run.jobId, limit: 1 });
+  }
   if (page.status !== 200)
     throw new Error(`job rewards of ${run.jobId} answered ${page.status}: ${page.text.slice(0, 300)}`);
   const listed = bytesPer(before, await bookkeepingSize(db), run.rewards);
