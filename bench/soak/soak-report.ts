@@ -165,7 +165,7 @@ export function growthOverLastThird(samples: readonly SoakSample[], trafficS: nu
 }
 
 /**
- * The issue's "Done when" soak figures, each judged on this run. A figure this run cannot measure (too
+ * The steady-state figures, each judged on this run. A figure this run cannot measure (too
  * short) is `null`, never a pass.
  */
 export function evaluateFigures(results: Omit<SoakResults, 'figures'>): Figure[] {
@@ -335,7 +335,7 @@ export function formatSoakReport(results: SoakResults): string {
   lines.push('');
   lines.push(
     ...table(
-      ['"Done when" soak figure', 'target', 'this run', 'holds'],
+      ['steady-state figure', 'target', 'this run', 'holds'],
       results.figures.map((figure) => [
         figure.name,
         figure.target,

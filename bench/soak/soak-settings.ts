@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 
 /**
- * The soak's settings: how long, and the mix it drives (the issue's, fixed: 80 single cancels/s, a
+ * The soak's settings: how long, and the mix it drives (fixed: 80 single cancels/s, a
  * 100-id bulkCancel every 3 s, a 20-player bulkCancelByQuery every 10 s, 30 readAll/s, job status
- * reads). Only the length is a flag; the mix is what the issue's figures are judged on.
+ * reads). Only the length is a flag; the mix is what the steady-state figures are judged on.
  */
 export interface SoakSettings {
   minutes: number;
@@ -33,7 +33,7 @@ const MAX_MINUTES = 24 * 60;
 
 export const SOAK_USAGE = `Usage: npm run bench:soak [-- --minutes N]
 
-Drives the issue's mix of traffic (80 single cancels/s, a 100-id bulkCancel every 3 s, a 20-player
+Drives the steady-state mix of traffic (80 single cancels/s, a 100-id bulkCancel every 3 s, a 20-player
 bulkCancelByQuery every 10 s, 30 readAll/s, job status reads; one merchant's webhook receiver answering
 500 throughout) for N minutes against the built API and one worker, on a database and queue prefix of
 its own, with RETENTION_MS=120000. Samples table sizes, Redis memory, each process's RSS and latency
@@ -42,7 +42,7 @@ percentiles, and writes bench/results/soak.json.
                  run: correctness only, the growth figures need at least 3 minutes)
   --help         this text
 Exits non-zero only when a correctness check fails (a reward answered 200 not CANCELLED, the queues not
-draining) or the soak cannot run; the issue's figures are reported, never fatal.
+draining) or the soak cannot run; the steady-state figures are reported, never fatal.
 `;
 
 export function parseSoakArgs(argv: readonly string[], env: Record<string, string | undefined>): SoakSettings | 'help' {

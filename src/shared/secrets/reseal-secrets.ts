@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/client.js';
+import type { Database } from '../db/schema.js';
 import { openStoredSecret, type SecretSealer } from './secret-sealer.js';
 
 /**
@@ -55,6 +56,25 @@ function resealed(sealer: SecretSealer, stored: string, merchantId: string, coun
   return sealer.seal(openStoredSecret(sealer, stored, merchantId), merchantId);
 }
 
+/**
+ * Walks a table in keyset order, one short transaction per batch: `batch` gets the last key of the
+ * previous batch (null for the first) and returns this batch's last key, or null when it was the last
+ * (a short batch: no further query is needed to find the table's end). `committed` runs after each
+ * batch's commit (progress).
+ */
+async function inKeyBatches(
+  db: Db,
+  batch: (trx: Transaction<Database>, after: string | null) => Promise<string | null>,
+  committed: () => void,
+): Promise<void> {
+  let after: string | null = null;
+  do {
+    const from: string | null = after;
+    after = await db.transaction().execute((trx) => batch(trx, from));
+    committed();
+  } while (after !== null);
+}
+
 async function resealMerchants(
   db: Db,
   sealer: SecretSealer,
@@ -63,10 +83,9 @@ async function resealMerchants(
 ): Promise<ResealReport['merchants']> {
   const counts = { scanned: 0, resealed: 0, plainSealed: 0, previousCleared: 0 };
   let changed = 0;
-  let after: string | null = null;
-  do {
-    const from: string | null = after;
-    after = await db.transaction().execute(async (trx) => {
+  await inKeyBatches(
+    db,
+    async (trx, from) => {
       const rows = await trx
         .selectFrom('merchants')
         .select(['id', 'secret_key', 'previous_secret_key', 'previous_secret_valid_until'])
@@ -115,11 +134,10 @@ async function resealMerchants(
       }
       counts.scanned += rows.length;
       changed += changes.length;
-      // A short batch was the last one: no further query to find the table's end.
       return rows.length === batchSize ? (rows.at(-1)?.id ?? null) : null;
-    });
-    onProgress?.({ table: 'merchants', scanned: counts.scanned, changed });
-  } while (after !== null);
+    },
+    () => onProgress?.({ table: 'merchants', scanned: counts.scanned, changed }),
+  );
   return counts;
 }
 
@@ -131,10 +149,9 @@ async function resealWebhooks(
 ): Promise<ResealReport['webhooks']> {
   const counts = { scanned: 0, resealed: 0, plainSealed: 0 };
   let changed = 0;
-  let after: string | null = null;
-  do {
-    const from: string | null = after;
-    after = await db.transaction().execute(async (trx) => {
+  await inKeyBatches(
+    db,
+    async (trx, from) => {
       const rows = await trx
         .selectFrom('merchant_webhooks')
         .select(['merchant_id', 'secret'])
@@ -162,8 +179,8 @@ async function resealWebhooks(
       counts.scanned += rows.length;
       changed += changes.length;
       return rows.length === batchSize ? (rows.at(-1)?.merchant_id ?? null) : null;
-    });
-    onProgress?.({ table: 'merchant_webhooks', scanned: counts.scanned, changed });
-  } while (after !== null);
+    },
+    () => onProgress?.({ table: 'merchant_webhooks', scanned: counts.scanned, changed }),
+  );
   return counts;
 }
