@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for every process of the gateway; the command picks the role:
-#   api (default)  node dist/api/index.js
-#   worker         node dist/worker/index.js
+#   api (default)  node --import ./dist/shared/telemetry/telemetry.preload.js dist/api/index.js
+#   worker         node --import ./dist/shared/telemetry/telemetry.preload.js dist/worker/index.js
 #   migrate        node dist/shared/db/migrate.cli.js
 #   seed           node dist/seed/seed.cli.js [flags]
 # No HEALTHCHECK here: the orchestrator (docker compose, Kubernetes) probes /readyz itself.
@@ -26,4 +26,4 @@ COPY --from=build /app/dist ./dist
 # Files stay owned by root and read-only to the process; it runs as the image's unprivileged user.
 USER node
 EXPOSE 3000 3001
-CMD ["node", "dist/api/index.js"]
+CMD ["node", "--import", "./dist/shared/telemetry/telemetry.preload.js", "dist/api/index.js"]

@@ -291,7 +291,7 @@ async function registerWebhooks(
   sink: WebhookSink,
 ): Promise<void> {
   for (const merchant of merchants) {
-    const response = await fetch(`${api.baseUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
+    const response = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
       body: JSON.stringify({ url: sink.urlFor(merchant.id) }),

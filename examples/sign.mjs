@@ -15,27 +15,14 @@
 // it binds the signature to this very request (docs/interface.md, "Signature version 2").
 
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 const DEMO_MERCHANT_ID = '00000000-0000-4000-8000-000000000001';
 const DEMO_SECRET = 'demo-secret-key-change-me';
 
-// The test vector of docs/interface.md: if this fails, the signing below is wrong.
-const VECTOR = {
-  merchantId: DEMO_MERCHANT_ID,
-  secret: DEMO_SECRET,
-  timestamp: 1763679600000,
-  hash: '3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78',
-};
-
-// The version 2 test vector of docs/interface.md (a cancel of demo-reward-1, body as below).
-const VECTOR_V2 = {
-  path: '/api/v1/integration/rewards/cancel',
-  body:
-    '{"merchantId":"00000000-0000-4000-8000-000000000001","timestamp":1763679600000,' +
-    '"hash":"3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78","externalId":"demo-reward-1"}',
-  header: 't=1763679600000,v1=2c30336ef9c23800af19421f6d4e614d6b442a89d10394ba7b9841ca07691702',
-};
+// The test vectors every example and client checks itself against: if one fails, the signing below is wrong.
+const VECTORS = JSON.parse(readFileSync(new URL('../docs/signing-test-vectors.json', import.meta.url), 'utf8'));
 
 function sign(merchantId, secret, timestamp) {
   return createHmac('sha256', secret).update(`${merchantId}${timestamp}`, 'utf8').digest('hex');
@@ -74,10 +61,13 @@ const { values } = parseArgs({
   },
 });
 
-if (
-  sign(VECTOR.merchantId, VECTOR.secret, VECTOR.timestamp) !== VECTOR.hash ||
-  signatureHeader(VECTOR.secret, VECTOR.timestamp, 'POST', VECTOR_V2.path, VECTOR_V2.body) !== VECTOR_V2.header
-) {
+const vectorsHold =
+  VECTORS.v1.every((vector) => sign(vector.merchantId, vector.secret, vector.timestamp) === vector.hash) &&
+  VECTORS.v2.every(
+    (vector) =>
+      signatureHeader(vector.secret, vector.t, vector.method, vector.pathWithQuery, vector.body) === vector.xSignature,
+  );
+if (!vectorsHold) {
   console.error('signature test vector: MISMATCH');
   process.exit(1);
 }

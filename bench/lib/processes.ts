@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, join } from 'node:path';
 import { generateKeyRingText } from '../../src/shared/secrets/key-ring-text.js';
@@ -15,6 +15,8 @@ export interface RunningService {
   pid: number;
   port: number;
   baseUrl: string;
+  /** An API's admin listener (admin API, dashboard, /metrics); for the others, baseUrl. */
+  adminUrl: string;
   logPath: string;
   /** SIGTERM (the services' graceful shutdown), then SIGKILL if it has not exited within 15 s. */
   stop(): Promise<void>;
@@ -39,6 +41,9 @@ export interface RawBaselineSettings {
 }
 
 const STOP_GRACE_MS = 15_000;
+
+/** Where bench/raw-baseline/tsconfig.json builds the bench's raw baseline server. */
+const RAW_BASELINE_BUILD = 'bench/results/raw-baseline-build/server.js';
 
 /**
  * Every child process of the run: the built API and worker entry points (`node dist/...`, configured
@@ -74,6 +79,7 @@ export class ServiceGroup {
     extraEnv: Record<string, string> = {},
   ): Promise<RunningService> {
     const port = await freePort();
+    const adminPort = kind === 'api' ? await freePort() : port;
     const logPath = this.nextLogPath(name);
     const profileArgs = this.profileDir
       ? ['--cpu-prof', '--cpu-prof-dir', this.profileDir, '--cpu-prof-name', `${basename(logPath, '.log')}.cpuprofile`]
@@ -93,53 +99,57 @@ export class ServiceGroup {
         DATABASE_URL: environment.databaseUrl,
         REDIS_URL: environment.redisUrl,
         QUEUE_PREFIX: environment.queuePrefix,
-        ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
+        ...(kind === 'api' ? { PORT: String(port), ADMIN_PORT: String(adminPort) } : { WORKER_PORT: String(port) }),
         ...extraEnv,
       },
-      { nodeArgs: profileArgs },
+      // As in production: the preload starts tracing only when extraEnv sets an OTLP endpoint.
+      { nodeArgs: ['--import', './dist/shared/telemetry/telemetry.preload.js', ...profileArgs] },
     );
-    return this.whenAnswering(kind, name, child, port, logPath, async (baseUrl) => {
+    const service = await this.whenAnswering(kind, name, child, port, logPath, async (baseUrl) => {
       const response = await fetch(`${baseUrl}/readyz`);
       await response.body?.cancel();
       return response.status === 200;
     });
+    return { ...service, adminUrl: `http://127.0.0.1:${adminPort}` };
   }
 
   /**
-   * The bench's own minimal server (bench/raw-baseline/), the floor each API route is compared with:
-   * run from its TypeScript source through tsx (bench/ is not built), with no NODE_ENV or LOG_LEVEL,
-   * as it has no logging or mode of its own. The readAll and bet slip answers it serves go to files in
-   * the log directory. Ready once its bare route answers: it only listens after Postgres and Redis have.
+   * A raw baseline server: the bench's own (`bench`, bench/raw-baseline/server.ts), the floor each API
+   * route is compared with, or the independent minimal server that checks it (`independent`,
+   * bench/raw-baseline/independent.mjs). Both run as the API does: plain `node` on built JavaScript
+   * (`npm run bench` builds the bench's with bench/raw-baseline/tsconfig.json), `NODE_ENV=production`,
+   * a process of their own. The readAll and bet slip answers they serve go to files in the log
+   * directory. Ready once the bare route answers: they only listen after Postgres and Redis have.
    */
   async startRawBaseline(
     name: string,
     environment: ServiceEnvironment,
     settings: RawBaselineSettings,
+    variant: 'bench' | 'independent' = 'bench',
   ): Promise<RunningService> {
+    const script = variant === 'bench' ? RAW_BASELINE_BUILD : 'bench/raw-baseline/independent.mjs';
+    if (!existsSync(join(this.root, script))) {
+      throw new Error(`${script} is missing: run \`npm run build:bench\` (npm run bench does)`);
+    }
     const port = await freePort();
     const logPath = this.nextLogPath(name);
     const readAllBodyFile = logPath.replace(/\.log$/, '.read-all.json');
     writeFileSync(readAllBodyFile, settings.readAllBody);
     const betSlipBodyFile = logPath.replace(/\.log$/, '.bet-slip.json');
     writeFileSync(betSlipBodyFile, settings.betSlip.body);
-    const child = this.spawnNode(
-      'bench/raw-baseline/server.ts',
-      [],
-      logPath,
-      {
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DATABASE_URL: environment.databaseUrl,
-        REDIS_URL: environment.redisUrl,
-        QUEUE_PREFIX: environment.queuePrefix,
-        MERCHANT_ID: settings.merchant.id,
-        MERCHANT_SECRET: settings.merchant.secretKey,
-        READ_ALL_BODY_FILE: readAllBodyFile,
-        BET_SLIP_TOKEN: settings.betSlip.token,
-        BET_SLIP_BODY_FILE: betSlipBodyFile,
-      },
-      { nodeArgs: ['--import', 'tsx'] },
-    );
+    const child = this.spawnNode(script, [], logPath, {
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: environment.databaseUrl,
+      REDIS_URL: environment.redisUrl,
+      QUEUE_PREFIX: environment.queuePrefix,
+      MERCHANT_ID: settings.merchant.id,
+      MERCHANT_SECRET: settings.merchant.secretKey,
+      READ_ALL_BODY_FILE: readAllBodyFile,
+      BET_SLIP_TOKEN: settings.betSlip.token,
+      BET_SLIP_BODY_FILE: betSlipBodyFile,
+    });
     return this.whenAnswering('raw-baseline', name, child, port, logPath, async (baseUrl) => {
       const response = await fetch(`${baseUrl}${RAW_BASELINE_PATHS.bare}`, { method: 'POST' });
       await response.body?.cancel();
@@ -172,7 +182,7 @@ export class ServiceGroup {
       await stop();
       throw error;
     }
-    return { name, kind, pid: child.pid as number, port, baseUrl, logPath, stop };
+    return { name, kind, pid: child.pid as number, port, baseUrl, adminUrl: baseUrl, logPath, stop };
   }
 
   /** Runs a built script to its end; resolves with its stdout, rejects (with its log's end) on a non-zero exit. */

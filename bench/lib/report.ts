@@ -1,8 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FairTurnsRun } from '../phases/fair-turns.phase.js';
 import { HTTP_PAIRS, type HttpPairName, type HttpResults, type RouteFigures } from '../phases/http.phase.js';
 import type { RedisMemoryRun } from '../phases/redis-memory.phase.js';
+import type { TracingResults } from '../phases/tracing.phase.js';
 import type { Check } from './checks.js';
 import type { MachineInfo } from './machine.js';
 import type { StreamSummary } from './read-all-stream.js';
@@ -108,6 +110,8 @@ export interface BenchResults {
   singleCancels: SingleCancelResults;
   bookkeeping: BookkeepingResults;
   http: HttpResults | null;
+  /** Absent in results written before the tracing phase existed. */
+  tracing?: TracingResults | null;
   workerMemory: WorkerMemoryResults;
   redisMemory: RedisMemoryResults;
   fairTurns: FairTurnsRun | null;
@@ -125,6 +129,8 @@ export interface BenchResults {
 }
 
 export interface TargetResult {
+  /** Stable across runs and sizes: the key of the target in bench/baselines/unpartitioned-2026-11-24.json. */
+  key: string;
   what: string;
   target: string;
   measured: string;
@@ -138,6 +144,10 @@ const BULK_REWARD_BYTES = 40;
 export const REDIS_MEMORY_HEADROOM_MIB = 50;
 const FAIR_TURN_MS = 5_000;
 const BET_SLIP_P99_FACTOR = 3;
+/** Tracing on (10 % sampled) keeps at least this share of the throughput with tracing off. */
+const TRACING_MIN_RATIO = 0.9;
+/** How far the bench's raw baseline may be from the independent minimal server and still count as the raw stack's speed. */
+const BASELINE_AGREEMENT = 0.15;
 
 const count = (value: number | null) => (value === null ? 'n/a' : value.toLocaleString('en'));
 const ms = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} ms`);
@@ -158,12 +168,14 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
   const oneWorkerValid = bulk.valid.oneWorker;
 
   rows.push({
+    key: 'bulkCancelByQuery',
     what: `bulkCancelByQuery of ${count(bulk.rewards)} rewards, request to job completed`,
     target: '≤ 1.0× one raw UPDATE',
     measured: `${times(bulk.ratio)} (${ms(bulk.serviceMs)} vs ${ms(bulk.rawUpdateMs)}, medians of ${bulk.runs})`,
     pass: judge(oneWorkerValid && bulk.valid.rawUpdate, bulk.ratio) ? (bulk.ratio as number) <= 1 : null,
   });
   rows.push({
+    key: 'bulkTwoWorkers',
     what: 'the same with 2 worker replicas',
     target: 'faster than with 1',
     measured: `${ms(bulk.twoWorkersMs)} vs ${ms(bulk.serviceMs)} (medians of ${bulk.runs} runs each, taking turns)`,
@@ -172,6 +184,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
       : null,
   });
   rows.push({
+    key: 'singleCancels',
     what: `${count(singles.requests)} single cancels, first request to last cancelled`,
     target: '≥ 5× faster than one UPDATE per job',
     measured: `${times(singles.speedup)} (${ms(singles.coalescedMs)} vs ${ms(singles.oneUpdatePerJobMs)}, medians of ${singles.runs})`,
@@ -184,6 +197,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
     const figures = http?.pairs[pair];
     const value = http?.ratios[pair] ?? null;
     rows.push({
+      key: pair,
       what,
       target: `≥ ${threshold.toFixed(2)}× raw ${figures?.baseline.route ?? 'baseline'}`,
       measured: `${times(value)} (${count(figures?.api.rps ?? null)} vs ${count(figures?.baseline.rps ?? null)} req/s)`,
@@ -196,24 +210,39 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
   const betSlip = http?.pairs.betSlip;
   const betSlipP99Ratio = http?.betSlipP99Ratio ?? null;
   rows.push({
+    key: 'betSlipP99',
     what: '/betSlip (10 items) p99 at -c 50',
     target: `≤ ${BET_SLIP_P99_FACTOR}× raw ${betSlip?.baseline.route ?? 'baseline'} p99`,
     measured: `${times(betSlipP99Ratio)} (${ms(betSlip?.api.p99Ms ?? null)} vs ${ms(betSlip?.baseline.p99Ms ?? null)})`,
     pass: betSlipP99Ratio === null ? null : betSlipP99Ratio <= BET_SLIP_P99_FACTOR,
   });
   httpRow('readAll (50 configurations × 5 games) per second', 'readAll', 0.6);
+  // The floor itself checked: the bench's raw baseline against an independent minimal server, route by route.
+  const agreement = http ? HTTP_PAIRS.map((pair) => http.agreement[pair]) : [];
+  const agreementKnown = agreement.length > 0 && agreement.every((value) => value !== null);
+  rows.push({
+    key: 'http.baselineAgreement',
+    what: 'raw baseline ÷ independent minimal server, per route',
+    target: `within ±${Math.round(BASELINE_AGREEMENT * 100)} % on every route`,
+    measured: http ? HTTP_PAIRS.map((pair) => `${pair} ${times(http.agreement[pair])}`).join(', ') : 'n/a',
+    pass: agreementKnown
+      ? agreement.every((value) => Math.abs((value as number) - 1) <= BASELINE_AGREEMENT + 1e-9)
+      : null,
+  });
   // Each peak against the idle RSS of the same worker process, sampled just before its run.
-  const memoryRow = (rewards: number | null, peak: number | null, idle: number | null, note: string) => {
+  const memoryRow = (key: string, rewards: number | null, peak: number | null, idle: number | null, note: string) => {
     rows.push({
+      key,
       what: `worker memory while cancelling ${count(rewards)} rewards`,
       target: `≤ idle + ${MEMORY_HEADROOM_MIB} MiB${note}`,
       measured: `peak ${peak ?? 'n/a'} MiB, idle ${idle ?? 'n/a'} MiB`,
       pass: peak === null || idle === null ? null : peak <= idle + MEMORY_HEADROOM_MIB,
     });
   };
-  memoryRow(memory.largeRewards, memory.peak1MMiB, memory.idleMiB, '');
-  memoryRow(memory.smallRewards, memory.peak100kMiB, memory.idleBeforeSmallMiB, ' (flat)');
+  memoryRow('workerMemoryLarge', memory.largeRewards, memory.peak1MMiB, memory.idleMiB, '');
+  memoryRow('workerMemorySmall', memory.smallRewards, memory.peak100kMiB, memory.idleBeforeSmallMiB, ' (flat)');
   rows.push({
+    key: 'longestTransaction',
     what: 'longest transaction during a bulk cancel',
     target: '≤ 1 s',
     measured: ms(bulk.longestTransactionMs),
@@ -222,6 +251,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
       : null,
   });
   rows.push({
+    key: 'readAllP99During',
     what: `readAll p99 while a ${count(bulk.rewards)}-reward cancel runs`,
     target: '≤ 2× its idle p99',
     measured:
@@ -234,6 +264,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
   });
   const redis = results.redisMemory.run;
   rows.push({
+    key: 'redisMemory',
     what: `Redis memory after ${count(redis?.requests ?? null)} bulkCancel requests of ${count(redis?.idsPerRequest ?? null)} ${redis?.idLength ?? 'n/a'}-character ids have completed`,
     target: `≤ ${REDIS_MEMORY_HEADROOM_MIB} MiB above before`,
     measured: redis
@@ -243,6 +274,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
   });
   const { single, bulk: bulkBytes } = results.bookkeeping;
   rows.push({
+    key: 'bookkeepingSingle',
     what: `bookkeeping per single cancel (${count(single?.cancels ?? null)} cancels)`,
     target: `≤ ${SINGLE_CANCEL_BYTES} bytes`,
     measured: bytes(single?.bytesPerCancel ?? null),
@@ -250,6 +282,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
       single?.bytesPerCancel != null && singles.valid.coalesced ? single.bytesPerCancel <= SINGLE_CANCEL_BYTES : null,
   });
   rows.push({
+    key: 'bookkeepingBulk',
     what: `bookkeeping per bulk reward (bulkCancelByQuery of ${count(bulkBytes?.rewards ?? null)}, listed)`,
     target: `≤ ${BULK_REWARD_BYTES} bytes`,
     measured: bytes(bulkBytes?.listedBytesPerReward ?? null),
@@ -260,15 +293,49 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
   });
   const fair = results.fairTurns;
   rows.push({
+    key: 'fairTurns',
     what: `a ${fair?.bIds ?? 'n/a'}-id bulkCancel behind another merchant's ${fair?.jobs ?? 'n/a'} queued ${count(fair?.playersPerJob ?? null)}-player jobs`,
     target: `completes ≤ ${FAIR_TURN_MS / 1000} s after its request`,
     measured: fair ? `${ms(fair.bLatencyMs)} (A's jobs: ${ms(fair.aJobsMs)})` : 'n/a',
     pass: fair?.valid ? fair.bLatencyMs <= FAIR_TURN_MS : null,
   });
+  const tracing = results.tracing ?? null;
+  for (const [route, name] of [
+    ['cancel', 'signed cancel'],
+    ['readAll', 'readAll'],
+  ] as const) {
+    const figures = tracing?.[route];
+    rows.push({
+      key: `tracing.${route}`,
+      what: `${name} throughput, tracing on at ${Math.round((tracing?.sampleRatio ?? 0.1) * 100)} % sampling`,
+      target: `≥ ${TRACING_MIN_RATIO}× tracing off`,
+      measured: figures ? `${times(figures.ratio)} (${count(figures.onRps)} vs ${count(figures.offRps)} req/s)` : 'n/a',
+      pass: figures?.ratio != null ? figures.ratio >= TRACING_MIN_RATIO : null,
+    });
+  }
   return rows;
 }
 
 /** The human-readable result: figures, then every target with pass/fail. */
+/**
+ * The figures of the last full run before `rewards` was partitioned by merchant (2026-11-24), checked in, so
+ * that every run prints its targets beside them (docs/scaling.md "Rewards partitioned by merchant").
+ */
+interface EarlierRun {
+  run: string;
+  targets: Record<string, string | null>;
+}
+
+const UNPARTITIONED_RUN = join(dirname(fileURLToPath(import.meta.url)), '../baselines/unpartitioned-2026-11-24.json');
+
+function readEarlierRun(path: string): EarlierRun | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as EarlierRun;
+  } catch {
+    return null;
+  }
+}
+
 export function formatReport(results: BenchResults): string {
   const bulk = results.bulkCancelByQuery;
   const singles = results.singleCancels;
@@ -365,17 +432,22 @@ export function formatReport(results: BenchResults): string {
     lines.push(...httpTable(http));
     lines.push('');
   }
+  const earlier = readEarlierRun(UNPARTITIONED_RUN);
   lines.push(
     ...table(
-      ['target', 'wanted', 'measured', 'result'],
+      ['target', 'wanted', 'measured', 'result', 'last unpartitioned run (full)'],
       results.targets.map((row) => [
         row.what,
         row.target,
         row.measured,
         // A quick run is too small to judge timing (e.g. 1,000 players are not split across workers).
         row.pass === null ? 'n/a' : results.quick ? (row.pass ? '(pass)' : '(fail)') : row.pass ? 'PASS' : 'FAIL',
+        earlier ? (earlier.targets[row.key] ?? 'not recorded') : 'n/a',
       ]),
     ),
+  );
+  lines.push(
+    earlier ? `Last unpartitioned run: ${earlier.run}` : `Last unpartitioned run: ${UNPARTITIONED_RUN} missing`,
   );
   const failed = results.checks.filter((check) => !check.ok);
   lines.push('');
@@ -389,18 +461,41 @@ export function formatReport(results: BenchResults): string {
   return lines.join('\n');
 }
 
-/** Each API route beside its raw baseline: req/s, ratio and latency of both sides. */
+/**
+ * Each API route beside both raw baselines, the bench's and the independent minimal server (same
+ * route, same request): req/s and latency of each, their agreement, and the API's ratio to the bench's.
+ */
 function httpTable(http: HttpResults): string[] {
   const side = (figures: RouteFigures) => [
-    `${figures.route}${figures.runs > 1 ? ` (mean of ${figures.runs})` : ''}`,
     `${count(figures.rps)}${figures.errors > 0 ? `, ${figures.errors} ERRORS` : ''}`,
     `${ms(figures.p50Ms)} / ${ms(figures.p99Ms)}`,
   ];
   return table(
-    ['HTTP at -c 50', 'raw baseline', 'req/s', 'p50 / p99', 'API route', 'req/s', 'p50 / p99', 'ratio'],
+    [
+      'HTTP at -c 50',
+      'raw route',
+      'raw req/s',
+      'p50 / p99',
+      'independent req/s',
+      'p50 / p99',
+      'agreement',
+      'API route',
+      'API req/s',
+      'p50 / p99',
+      'ratio',
+    ],
     HTTP_PAIRS.map((pair) => {
-      const { baseline, api } = http.pairs[pair];
-      return [pair, ...side(baseline), ...side(api), times(http.ratios[pair])];
+      const { baseline, independent, api } = http.pairs[pair];
+      return [
+        pair,
+        baseline.route,
+        ...side(baseline),
+        ...side(independent),
+        times(http.agreement[pair]),
+        api.route,
+        ...side(api),
+        times(http.ratios[pair]),
+      ];
     }),
   );
 }

@@ -64,11 +64,20 @@ export interface BenchSettings {
 }
 
 /** The phase groups `--only` can name, in the order they run. */
-const PHASE_GROUPS = ['http', 'singles', 'bulk', 'worker-memory', 'redis-memory', 'fair-turns'] as const;
+const PHASE_GROUPS = ['http', 'tracing', 'singles', 'bulk', 'worker-memory', 'redis-memory', 'fair-turns'] as const;
 export type PhaseGroup = (typeof PHASE_GROUPS)[number];
 
 /** What the benchmark sets itself to keep the run isolated; `--env` may not change them. */
-const RESERVED_ENV = new Set(['DATABASE_URL', 'REDIS_URL', 'QUEUE_PREFIX', 'PORT', 'WORKER_PORT', 'HOST', 'PATH']);
+const RESERVED_ENV = new Set([
+  'DATABASE_URL',
+  'REDIS_URL',
+  'QUEUE_PREFIX',
+  'PORT',
+  'ADMIN_PORT',
+  'WORKER_PORT',
+  'HOST',
+  'PATH',
+]);
 
 export const USAGE = `Usage: npm run bench [-- [--quick] [--only GROUP,...] [--env KEY=VALUE ...]]
 

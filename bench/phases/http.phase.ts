@@ -3,7 +3,7 @@ import { MerchantClient, signedBody } from '../lib/merchant-client.js';
 import { ratio, round } from '../lib/percentiles.js';
 import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { SeededMerchant } from '../lib/seed.js';
-import { RAW_BASELINE_PATHS, RAW_BASELINE_QUEUE } from '../raw-baseline/paths.js';
+import { INDEPENDENT_BASELINE_QUEUE, RAW_BASELINE_PATHS, RAW_BASELINE_QUEUE } from '../raw-baseline/paths.js';
 import type { BenchContext } from './context.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
@@ -29,10 +29,15 @@ export interface RouteFigures {
 export interface HttpResults {
   /** API req/s ÷ its raw baseline's req/s, measured in the same run. */
   ratios: Record<HttpPairName, number | null>;
+  /**
+   * The bench's raw baseline req/s ÷ the independent minimal server's (bench/raw-baseline/independent.mjs)
+   * on the same route in the same run: within ±15 % (0.85–1.15), the baseline is as fast as the raw stack.
+   */
+  agreement: Record<HttpPairName, number | null>;
   /** API /betSlip p99 ÷ the raw bet-slip route's p99. */
   betSlipP99Ratio: number | null;
-  pairs: Record<HttpPairName, { baseline: RouteFigures; api: RouteFigures }>;
-  /** Every timed autocannon run, by label (`cancel.baseline`, `cancel.api`, `cancel.baselineAgain` …). */
+  pairs: Record<HttpPairName, { baseline: RouteFigures; independent: RouteFigures; api: RouteFigures }>;
+  /** Every timed autocannon run, by label (`cancel.baseline`, `cancel.independent`, `cancel.api` …). */
   runs: Record<string, LoadFigures>;
 }
 
@@ -62,12 +67,24 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
   const token = merchant.sessionTokens[0];
   if (!token) throw new Error('the seed returned no session token');
   const apiAnswers = await checkApiResponses(context, apiUrl, merchant, token);
-  const raw = await services.startRawBaseline('raw-baseline-http', environment, {
+  const rawSettings = { merchant, readAllBody: apiAnswers.readAll, betSlip: { token, body: apiAnswers.betSlip } };
+  const raw = await services.startRawBaseline('raw-baseline-http', environment, rawSettings, 'bench');
+  await checkRawResponses(context, 'raw', RAW_BASELINE_QUEUE, raw.baseUrl, merchant, token, apiAnswers);
+  const independent = await services.startRawBaseline(
+    'independent-baseline-http',
+    environment,
+    rawSettings,
+    'independent',
+  );
+  await checkRawResponses(
+    context,
+    'independent',
+    INDEPENDENT_BASELINE_QUEUE,
+    independent.baseUrl,
     merchant,
-    readAllBody: apiAnswers.readAll,
-    betSlip: { token, body: apiAnswers.betSlip },
-  });
-  await checkRawResponses(context, raw.baseUrl, merchant, token, apiAnswers);
+    token,
+    apiAnswers,
+  );
 
   // One signed timestamp serves a whole run (the signature covers only merchantId + timestamp);
   // each run signs afresh, well inside the 5-minute window.
@@ -118,29 +135,36 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
     return figures;
   };
 
-  // Baseline, API, baseline again, and the baseline's figure is the mean of its two runs: a drift of
-  // the machine that is roughly linear over the half-minute of a pair (another session's load
-  // arriving or leaving, a CPU warming up) then hits both sides alike and drops out of the ratio.
-  // The API runs once per pair, which keeps the full phase near two and a half minutes.
+  // Baseline, independent server, API, independent again, baseline again; each baseline's figure is
+  // the mean of its two runs, placed symmetrically around the API's: a drift of the machine that is
+  // roughly linear over the minute of a route (another session's load arriving or leaving, a CPU
+  // warming up) then hits all three alike and drops out of both ratios. The API runs once per route,
+  // which keeps the full phase near four minutes.
   const pairs = {} as HttpResults['pairs'];
   for (const pair of HTTP_PAIRS) {
-    const baselineRuns = [await measure(`${pair}.baseline`, raw.baseUrl, targets[pair].baseline)];
-    const apiRuns = [await measure(`${pair}.api`, apiUrl, targets[pair].api)];
-    baselineRuns.push(await measure(`${pair}.baselineAgain`, raw.baseUrl, targets[pair].baseline));
+    const { baseline, api } = targets[pair];
+    const baselineRuns = [await measure(`${pair}.baseline`, raw.baseUrl, baseline)];
+    const independentRuns = [await measure(`${pair}.independent`, independent.baseUrl, baseline)];
+    const apiRuns = [await measure(`${pair}.api`, apiUrl, api)];
+    independentRuns.push(await measure(`${pair}.independentAgain`, independent.baseUrl, baseline));
+    baselineRuns.push(await measure(`${pair}.baselineAgain`, raw.baseUrl, baseline));
     pairs[pair] = {
-      baseline: summarize(describe(targets[pair].baseline()), baselineRuns),
-      api: summarize(describe(targets[pair].api()), apiRuns),
+      baseline: summarize(describe(baseline()), baselineRuns),
+      independent: summarize(describe(baseline()), independentRuns),
+      api: summarize(describe(api()), apiRuns),
     };
   }
-  await raw.stop();
+  await Promise.all([raw.stop(), independent.stop()]);
 
-  const ratios = Object.fromEntries(
-    HTTP_PAIRS.map((pair) => [pair, ratio(pairs[pair].api.rps, pairs[pair].baseline.rps)]),
-  ) as HttpResults['ratios'];
+  const perPair = (of: (figures: HttpResults['pairs'][HttpPairName]) => number | null) =>
+    Object.fromEntries(HTTP_PAIRS.map((pair) => [pair, of(pairs[pair])])) as Record<HttpPairName, number | null>;
+  const ratios = perPair(({ api, baseline }) => ratio(api.rps, baseline.rps));
+  const agreement = perPair(({ baseline, independent }) => ratio(baseline.rps, independent.rps));
   const betSlip = pairs.betSlip;
   const betSlipValid = betSlip.api.rps !== null && betSlip.baseline.rps !== null;
   return {
     ratios,
+    agreement,
     betSlipP99Ratio: betSlipValid ? ratio(betSlip.api.p99Ms, betSlip.baseline.p99Ms, 2) : null,
     pairs,
     runs,
@@ -208,6 +232,8 @@ async function checkApiResponses(
  */
 async function checkRawResponses(
   context: BenchContext,
+  label: 'raw' | 'independent',
+  queueName: string,
   rawUrl: string,
   merchant: SeededMerchant,
   token: string,
@@ -216,37 +242,37 @@ async function checkRawResponses(
   const { settings, checks, queue } = context;
   const bare = await fetch(`${rawUrl}${RAW_BASELINE_PATHS.bare}`, { method: 'POST', body: '{}' });
   await bare.body?.cancel();
-  checks.equal('raw bare answers 200', bare.status, 200);
+  checks.equal(`${label} bare answers 200`, bare.status, 200);
 
   const forged = new MerchantClient(rawUrl, { id: merchant.id, secretKey: `${merchant.secretKey}-not` });
   for (const [path, fields] of [
-    [RAW_BASELINE_PATHS.cancel, { externalId: 'raw-http-forged' }],
+    [RAW_BASELINE_PATHS.cancel, { externalId: `${label}-http-forged` }],
     [RAW_BASELINE_PATHS.betSlip, { authToken: token }],
     [RAW_BASELINE_PATHS.readAll, {}],
   ] as const) {
-    checks.equal(`raw ${path} answers 401 to a wrong signature`, (await forged.post(path, fields)).status, 401);
+    checks.equal(`${label} ${path} answers 401 to a wrong signature`, (await forged.post(path, fields)).status, 401);
   }
 
   const client = new MerchantClient(rawUrl, merchant);
-  const cancel = await client.post(RAW_BASELINE_PATHS.cancel, { externalId: 'raw-http-check' });
+  const cancel = await client.post(RAW_BASELINE_PATHS.cancel, { externalId: `${label}-http-check` });
   const jobId = cancel.headers.get('x-job-id');
   checks.expect(
-    'raw cancel answers 200 with the id of a job it stored',
-    cancel.status === 200 && jobId !== null && jobId !== '' && (await queue.hasJob(RAW_BASELINE_QUEUE, jobId)),
+    `${label} cancel answers 200 with the id of a job it stored`,
+    cancel.status === 200 && jobId !== null && jobId !== '' && (await queue.hasJob(queueName, jobId)),
     `status ${cancel.status}, job id ${jobId}`,
   );
 
   const betSlip = await client.post(RAW_BASELINE_PATHS.betSlip, { authToken: token });
   const slip = betSlip.status === 200 ? (JSON.parse(betSlip.text) as { betSlip?: unknown[] }) : {};
   checks.expect(
-    `raw bet slip answers the API's answer for its session of ${settings.reads.betSlipItems} items`,
+    `${label} bet slip answers the API's answer for its session of ${settings.reads.betSlipItems} items`,
     betSlip.status === 200 && betSlip.text === apiAnswers.betSlip,
     `status ${betSlip.status}, ${slip.betSlip?.length} items, ${betSlip.text.length} bytes (API ${apiAnswers.betSlip.length})`,
   );
 
   const readAll = await client.post(RAW_BASELINE_PATHS.readAll, {});
   checks.expect(
-    "raw readAll answers the API's readAll answer",
+    `${label} readAll answers the API's readAll answer`,
     readAll.status === 200 && readAll.text === apiAnswers.readAll,
     `status ${readAll.status}, ${readAll.text.length} bytes (API ${apiAnswers.readAll.length})`,
   );

@@ -14,12 +14,14 @@ import type { FairTurnsRun } from './fair-turns.phase.js';
 import type { HttpResults } from './http.phase.js';
 import type { PhaseErrors } from './runner.js';
 import type { SingleCancelRun } from './single-cancels.phase.js';
+import type { TracingResults } from './tracing.phase.js';
 
 export type TransactionSampling = Awaited<ReturnType<TransactionSampler['stop']>>;
 
 /** What the phases measured, filled in as they run; a phase that did not run leaves its fields empty. */
 export interface Measurements {
   http: HttpResults | null;
+  tracing: TracingResults | null;
   /** The end-to-end runs of each side. */
   coalesced: SingleCancelRun[];
   oneUpdatePerJob: SingleCancelRun[];
@@ -48,6 +50,7 @@ export interface PhaseResults {
   singleCancels: SingleCancelResults;
   bookkeeping: BookkeepingResults;
   http: HttpResults | null;
+  tracing: TracingResults | null;
   workerMemory: WorkerMemoryResults;
   redisMemory: RedisMemoryResults;
   fairTurns: FairTurnsRun | null;
@@ -63,6 +66,7 @@ export function redisMemoryEnv(settings: BenchSettings): Record<string, string> 
 export function emptyMeasurements(settings: BenchSettings): Measurements {
   return {
     http: null,
+    tracing: null,
     coalesced: [],
     oneUpdatePerJob: [],
     coalescedDrain: null,
@@ -185,6 +189,7 @@ export function phaseResults(settings: BenchSettings, measured: Measurements, er
     },
     bookkeeping: measured.bookkeeping,
     http: measured.http,
+    tracing: measured.tracing,
     workerMemory: measured.memory,
     redisMemory: measured.redisMemory,
     fairTurns: measured.fairTurns,

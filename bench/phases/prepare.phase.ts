@@ -29,7 +29,7 @@ export async function prepareData(context: BenchContext): Promise<BenchData> {
   });
 
   const { bulk, reads, memorySmall, singles } = settings;
-  if (selected('http') || selected('bulk')) {
+  if (selected('http') || selected('tracing') || selected('bulk')) {
     progress.step(
       `seeding ${(bulk.players * bulk.rewardsPerPlayer).toLocaleString('en')} rewards ` +
         `(${bulk.players} players × ${bulk.rewardsPerPlayer}), ${reads.configurations} configurations × ` +

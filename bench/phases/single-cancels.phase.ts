@@ -206,8 +206,9 @@ async function measureSingleCancels(
   const lastSent = ids.slice(-LAST_SENT_PROBE);
   const lastSentCancelled = async () => {
     const { rows } = await db.query<{ cancelled: number }>(
-      `SELECT count(*)::int AS cancelled FROM rewards WHERE id = ANY($1::uuid[]) AND status = 'CANCELLED'`,
-      [lastSent],
+      `SELECT count(*)::int AS cancelled FROM rewards
+       WHERE merchant_id = $1 AND id = ANY($2::uuid[]) AND status = 'CANCELLED'`,
+      [merchant.id, lastSent],
     );
     return (rows[0]?.cancelled ?? 0) === lastSent.length;
   };
@@ -265,9 +266,9 @@ async function measureSingleCancels(
             count(j.id) FILTER (WHERE j.state = 'completed' AND j.outcome = 'cancelled')::int AS audited,
             (extract(epoch FROM min(r.cancelled_at)) * 1000)::float8 AS first,
             (extract(epoch FROM max(r.cancelled_at)) * 1000)::float8 AS last
-     FROM rewards r LEFT JOIN cancellation_jobs j ON j.id = r.cancellation_job_id
-     WHERE r.id = ANY($1::uuid[])`,
-    [ids],
+     FROM rewards r LEFT JOIN cancellation_jobs j ON j.merchant_id = r.merchant_id AND j.id = r.cancellation_job_id
+     WHERE r.merchant_id = $1 AND r.id = ANY($2::uuid[])`,
+    [merchant.id, ids],
   );
   const row = rows[0];
   let valid = checks.equal(`${label}: requests answered`, http.requests, ids.length);

@@ -8,6 +8,7 @@ import { readAllStreamPhases } from './read-all-stream.phase.js';
 import { redisMemoryPhase } from './redis-memory.phase.js';
 import { runTable, type TableEntry } from './runner.js';
 import { singleCancelPhases } from './single-cancels.phase.js';
+import { tracingPhase } from './tracing.phase.js';
 import { workerMemoryPhase } from './worker-memory.phase.js';
 
 /**
@@ -19,6 +20,7 @@ export async function runAllPhases(context: BenchContext, data: BenchData): Prom
   const kit = phaseKit(context, data, measured);
   const table: TableEntry[] = [
     httpPhase(kit),
+    tracingPhase(kit),
     ...singleCancelPhases(kit),
     sampledOneWorkerPhase(kit),
     ...readAllStreamPhases(kit),

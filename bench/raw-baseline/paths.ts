@@ -15,3 +15,6 @@ export const RAW_BASELINE_PATHS = {
 
 /** The raw cancel's own queue, under the run's queue prefix (deleted with it); no worker reads it. */
 export const RAW_BASELINE_QUEUE = 'raw-baseline';
+
+/** The independent server's queue (independent.mjs names it itself, sharing no code), under the run's prefix. */
+export const INDEPENDENT_BASELINE_QUEUE = 'independent-baseline';

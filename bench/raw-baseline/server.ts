@@ -25,7 +25,8 @@ function required(name: string): string {
 const port = Number(required('PORT'));
 const hostname = process.env.HOST ?? '127.0.0.1';
 const merchant = { id: required('MERCHANT_ID'), secretKey: required('MERCHANT_SECRET') };
-const readAllBody = readFileSync(required('READ_ALL_BODY_FILE'), 'utf8');
+// Read as bytes: encoded once, not on every answer.
+const readAllBody = new Uint8Array(readFileSync(required('READ_ALL_BODY_FILE')));
 
 // The API's default pool size (DB_POOL_SIZE), so that neither side queues for connections the other has.
 const pool = new pg.Pool({ connectionString: required('DATABASE_URL'), max: 10, application_name: 'raw-baseline' });

@@ -81,7 +81,11 @@ export class SoakSampler {
     const atS = round((performance.now() - this.deps.origin()) / 1000, 1);
     const [sizes, redisUsedMiB, redisKeys, apiRssMiB, workerRssMiB, deadPending, counts] = await Promise.all([
       pool.query<{ name: string; bytes: string }>(
-        'SELECT name, pg_total_relation_size(name::regclass) AS bytes FROM unnest($1::text[]) AS name',
+        // A partitioned table (rewards) has no storage of its own: its size is its partitions'.
+        `SELECT name, coalesce(
+           (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(name::regclass)),
+           pg_total_relation_size(name::regclass))::text AS bytes
+         FROM unnest($1::text[]) AS name`,
         [[...OWN_TABLES, 'rewards']],
       ),
       redisMemoryMiB(redis).catch(() => null),

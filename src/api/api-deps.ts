@@ -3,8 +3,8 @@ import { createDb, type Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
+import { ShardLayout } from '../shared/queue/shards.js';
 import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
-import { webhookQueueName } from '../shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
 import { HeavyReadLimiter } from './heavy-read-limiter.js';
@@ -13,19 +13,25 @@ import { LocalTokenBuckets } from './local-token-buckets.js';
 import { MerchantDirectory } from './merchant-directory.js';
 import { RateLimiter } from './rate-limiter.js';
 import { ReadAllCache } from './read-all-cache.js';
+import { ReadRouter } from './reads/read-router.js';
 
 /** The connections an API process holds: its entry point makes them, tests may bring their own. */
 export interface ApiConnections {
   db: Db;
+  /** For the queues (BullMQ), readiness and queue statistics. */
   redis: RedisConnection;
+  /** For the small per-request commands, auto-pipelined (ApiDeps.requestRedis). */
+  requestRedis: RedisConnection;
+  /** A streaming replica of `db` for lag-tolerant reads (DATABASE_READ_URL); absent: none. */
+  replica?: Db;
 }
 
 export function createApiConnections(config: Config, logger: Logger): ApiConnections {
-  return {
-    db: createDb({
-      connectionString: config.DATABASE_URL,
+  const pool = (connectionString: string, applicationName: string) =>
+    createDb({
+      connectionString,
       poolSize: config.DB_POOL_SIZE,
-      applicationName: 'rewards-api',
+      applicationName,
       connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
       // Reads are short: a statement or a lock wait past these answers 503, and frees the connection.
       timeouts: {
@@ -33,10 +39,30 @@ export function createApiConnections(config: Config, logger: Logger): ApiConnect
         lockMs: config.API_LOCK_TIMEOUT_MS,
         idleInTransactionMs: config.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       },
-      onConnectionError: (error) => logger.warn({ err: error }, 'postgres connection lost'),
-    }),
+      onConnectionError: (error) => logger.warn({ err: error, applicationName }, 'postgres connection lost'),
+    });
+  return {
+    db: pool(config.DATABASE_URL, 'rewards-api'),
     redis: createRedis(config, 'producer', 'rewards-api'),
+    requestRedis: createRedis(config, 'producer', 'rewards-api-requests', { autoPipelining: true }),
+    replica: config.DATABASE_READ_URL === undefined ? undefined : pool(config.DATABASE_READ_URL, 'rewards-api-read'),
   };
+}
+
+/** The read router over these pools, its lag checks started (none without a replica). */
+export function createReadRouter(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+  primary: Db,
+  replica: Db | undefined,
+): ReadRouter {
+  return new ReadRouter(primary, replica, {
+    maxLagMs: config.READ_MAX_LAG_MS,
+    pollMs: config.READ_LAG_POLL_MS,
+    metrics,
+    logger,
+  }).start();
 }
 
 /**
@@ -46,24 +72,30 @@ export function createApiConnections(config: Config, logger: Logger): ApiConnect
 export function createApiDeps(
   config: Config,
   logger: Logger,
-  { db, redis }: ApiConnections,
+  { db, redis, requestRedis, replica }: ApiConnections,
   metrics = new Metrics({ collectDefaults: config.METRICS_ENABLED, processName: 'api' }),
 ): ApiDeps {
+  const shards = new ShardLayout(config);
   const producer = new CancellationProducer(redis, {
-    prefix: config.QUEUE_PREFIX,
+    layout: shards,
     timeoutMs: config.ENQUEUE_TIMEOUT_MS,
     maxWaitingPerQueue: config.QUEUE_MAX_WAITING,
   });
   const secrets = keyRingFromConfig(config);
+  const reads = createReadRouter(config, logger, metrics, db, replica);
   return {
     config,
     db,
+    reads,
     logger,
     metrics,
     redis,
+    requestRedis,
     producer,
+    shards,
     secrets,
     merchants: new MerchantDirectory(db, secrets, {
+      reads,
       ttlMs: config.MERCHANT_CACHE_TTL_MS,
       maxEntries: config.MERCHANT_CACHE_MAX_ENTRIES,
       maxBytes: config.MERCHANT_CACHE_MAX_BYTES,
@@ -76,20 +108,21 @@ export function createApiDeps(
     }),
     heavyReads: new HeavyReadLimiter(config.HEAVY_READS_PER_MERCHANT),
     rateLimiter: new RateLimiter({
-      redis,
-      keyPrefix: config.QUEUE_PREFIX,
+      redis: requestRedis,
+      layout: shards,
       timeoutMs: config.RATE_LIMIT_TIMEOUT_MS,
       fallback: new LocalTokenBuckets({ maxMerchants: config.RATE_LIMIT_FALLBACK_MAX_MERCHANTS }),
       fallbackCounter: metrics.rateLimitFallback,
       logger,
     }),
     webhooks: createWebhookNotifier({
+      shards,
       config,
       db,
       logger,
       metrics,
       redis,
-      queue: () => producer.queues[webhookQueueName],
+      queue: () => producer.queues.webhooks,
     }),
   };
 }

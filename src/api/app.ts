@@ -5,31 +5,53 @@ import { errorResponse } from '../shared/error-response.js';
 import { AppError } from '../shared/errors.js';
 import { registerAdminRoutes } from './admin/admin-routes.js';
 import type { ApiDeps, App, AppEnv } from './context.js';
+import { adminSecurityHeaders } from './http/admin-security-headers.js';
 import { bodyLimitBeforeAuthentication } from './http/body-limits.js';
 import { readRequestBody } from './middleware/request-body.middleware.js';
 import { requestContext } from './middleware/request-context.middleware.js';
-import { registerDocs } from './operations/openapi-routes.js';
-import { registerOperationsRoutes } from './operations/operations-routes.js';
+import { registerAdminDocs, registerMerchantDocs } from './operations/openapi-routes.js';
+import { registerHealthRoutes, registerMetricsRoute } from './operations/operations-routes.js';
 import { registerQueueDashboard } from './operations/queue-dashboard.js';
 import type { RequestLog } from './request-logger.js';
 import { registerMerchantRoutes } from './routes.js';
 import { validationHook } from './validation-hook.js';
 
 /**
- * Builds the whole HTTP application around the given dependencies. The entry point passes real
- * ones; tests pass the same kinds, pointed at their own database and queue prefix.
+ * The merchants' listener (PORT): the merchant routes, health, and their reference. Nothing of the
+ * admin plane answers here, not even with a 401: its paths are unknown routes (404). The entry point
+ * passes real dependencies; tests pass the same kinds, pointed at their own database and queue prefix.
  */
 export function createApp(deps: ApiDeps): App {
+  return newApp(deps, (app) => {
+    registerHealthRoutes(app);
+    registerMerchantRoutes(app, deps.config.TRUST_PROXY);
+    registerMerchantDocs(app);
+  });
+}
+
+/**
+ * The admin listener (ADMIN_PORT): the admin API, the queue dashboard, /metrics and their reference,
+ * every answer with the admin security headers. Meant for the operators' network only.
+ */
+export function createAdminApp(deps: ApiDeps): App {
+  return newApp(deps, (app) => {
+    app.use('*', adminSecurityHeaders());
+    registerHealthRoutes(app);
+    registerMetricsRoute(app);
+    registerAdminRoutes(app);
+    registerQueueDashboard(app);
+    registerAdminDocs(app);
+  });
+}
+
+/** What both listeners share: request context, body limits, the one exit for errors. */
+function newApp(deps: ApiDeps, registerRoutes: (app: App) => void): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.use('*', requestContext(deps));
   app.use('*', readRequestBody(bodyLimitBeforeAuthentication(deps.config)));
 
-  registerOperationsRoutes(app);
-  registerMerchantRoutes(app, deps.config.TRUST_PROXY);
-  registerAdminRoutes(app);
-  registerQueueDashboard(app);
-  registerDocs(app);
+  registerRoutes(app);
 
   app.notFound(() => {
     throw new AppError('NOT_FOUND', 'Route not found');

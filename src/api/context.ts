@@ -4,31 +4,44 @@ import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import type { ShardLayout } from '../shared/queue/shards.js';
 import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
 import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
+import type { BodyBoundSignature } from './auth/signature.js';
 import type { HeavyReadLimiter } from './heavy-read-limiter.js';
 import type { CancellationProducer } from './jobs/producer.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { ReadAllCache } from './read-all-cache.js';
+import type { ReadRouter } from './reads/read-router.js';
 import type { RequestLogger } from './request-logger.js';
 
 /** Everything a request handler may use, built once by the entry point (or a test) and passed in. */
 export interface ApiDeps {
   config: Config;
+  /** The primary: writes, and reads that must see them (/betSlip, abort, admin). */
   db: Db;
+  /** Sends lag-tolerant reads to the replica when there is one that keeps up (reads/read-router.ts). */
+  reads: ReadRouter;
   logger: Logger;
   metrics: Metrics;
   producer: CancellationProducer;
+  /** Which queue shard holds each merchant's keys and each job (shards.ts). */
+  shards: ShardLayout;
   /** The API's own Redis connection, for readiness checks and queue statistics. */
   redis: RedisConnection;
+  /**
+   * The connection for the small per-request commands (a signature's URL mark, the rate count), auto-
+   * pipelined: the commands of every request read in one turn of the event loop leave in one write.
+   */
+  requestRedis: RedisConnection;
   merchants: MerchantDirectory;
   /** Seals the merchant and webhook secrets the admin API stores (the deployment's key ring). */
   secrets: SecretSealer;
   readAllCache: ReadAllCache;
   /** Tells a merchant's webhook about a job the API finished itself (an abort of a queued job). */
   webhooks: WebhookNotifier;
-  /** Per-merchant request rate, counted in Redis (normally on `redis`). */
+  /** Per-merchant request rate, counted in Redis (normally on `requestRedis`). */
   rateLimiter: RateLimiter;
   /** Per-merchant cap of dry runs and job-rewards pages running at once in this process. */
   heavyReads: HeavyReadLimiter;
@@ -43,10 +56,14 @@ export interface AppEnv {
     deps: ApiDeps;
     requestId: string;
     logger: RequestLogger;
+    /** The admin operator's name, set by the admin authentication (admin API and dashboard). */
+    operator?: string;
     /** Set by the merchant authentication middleware. */
     merchant: AuthenticatedMerchant;
     /** The request body as received (every method but GET and HEAD); see request-body.middleware.ts. */
     body?: Uint8Array;
+    /** Set by the merchant authentication middleware when the request carried a verified X-Signature. */
+    bodyBoundSignature?: BodyBoundSignature;
     /** Set by handlers that queue a job, for the request log line. */
     jobId?: string;
   };

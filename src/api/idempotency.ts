@@ -3,19 +3,30 @@ import { z } from '@hono/zod-openapi';
 import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import { AppError } from '../shared/errors.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
-import { idempotencyRecordKey, keyLifetimes } from '../shared/queue/redis-keys.js';
+import { idempotencyRecordKey, keyLifetimes, signatureReplayKey } from '../shared/queue/redis-keys.js';
+import type { ShardLayout } from '../shared/queue/shards.js';
 
 /**
  * Idempotency keys of the cancel routes: a merchant that sends `Idempotency-Key` may repeat the
  * request (a timeout, a lost answer) and get the first request's job id back instead of a second job.
  *
- * One Redis string per merchant and key (redis-keys.ts, with its lifetimes), so every API replica sees
+ * The same record answers a version-2 request sent again (the same `X-Signature`, within its window):
+ * a captured v2 request replayed without its Idempotency-Key is a retry, answered with the first job's
+ * id, whatever happened since (docs/design.md, "Threat model"). Its key is a digest of the header's
+ * value (the signature itself is never stored), and it lives until the header leaves its window.
+ *
+ * One Redis string per merchant and key (redis-keys.ts, with its lifetimes), under the merchant's queue
+ * shard prefix (shards.ts; while the shard count changes, a record under the merchant's previous shard
+ * still answers, so a repeat is never queued twice), so every API replica sees
  * the same record. Records are many (one per keyed request for 24 h), so each is kept small (under 150
  * bytes of Redis memory, docs/scaling.md): the key is a 128-bit digest of the merchant and its key,
  * and the value is the request's fingerprint cut to 120 bits followed by one of
- * - `t` + a random token while the first request stores its job, kept only
- *   keyLifetimes.idempotencyPendingMs, so a process that dies between the two steps blocks the key for
- *   seconds, not a day;
+ * - `p` + the job id chosen before the job is stored (16 bytes, base64url) + the time of the claim
+ *   (base 36) while a bulk request stores its job, kept as long as a finished record: a request whose
+ *   store timed out may still have stored the job under that id, so once the store's deadline has
+ *   passed a retry is answered that id (never a second job), and before it, 409;
+ * - `t` + a random token while a single cancel stores its job (its id is chosen inside its batch), kept
+ *   only keyLifetimes.idempotencyPendingMs: a second single cancel of a reward changes nothing more;
  * - `j` + the job id's 16 bytes (base64url) once stored (`J` + the id as it is, for an id that is not a
  *   UUID), kept keyLifetimes.idempotencyRecordMs (24 h) from the first request's answer.
  * Taking the key is one script (read, or create when absent), so two replicas racing with the same key
@@ -42,7 +53,7 @@ export const IdempotencyHeadersSchema = z.object({
 const TAKE_SCRIPT = `
 local existing = redis.call('GET', KEYS[1])
 if existing then return existing end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1], ARGV[3], ARGV[2])
 return false
 `;
 
@@ -56,12 +67,28 @@ return 0
 const FINGERPRINT_CHARS = 20;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-function pendingRecord(fingerprint: string): string {
-  return `${fingerprint.slice(0, FINGERPRINT_CHARS)}t${randomBytes(12).toString('base64url')}`;
+/** A UUID's 16 bytes in base64url: 22 characters. */
+const PACKED_UUID_CHARS = 22;
+/** What a pending record's store may take beyond its deadline before a retry answers its job id. */
+const PENDING_GRACE_MS = 1_000;
+
+function packUuid(jobId: string): string {
+  return Buffer.from(jobId.replaceAll('-', ''), 'hex').toString('base64url');
+}
+
+function unpackUuid(packed: string): string {
+  const hex = Buffer.from(packed, 'base64url').toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function pendingRecord(fingerprint: string, plannedJobId: string | undefined, now: number): string {
+  const head = fingerprint.slice(0, FINGERPRINT_CHARS);
+  if (plannedJobId === undefined) return `${head}t${randomBytes(12).toString('base64url')}`;
+  return `${head}p${packUuid(plannedJobId)}${now.toString(36)}`;
 }
 
 function doneRecord(fingerprint: string, jobId: string): string {
-  const id = UUID.test(jobId) ? `j${Buffer.from(jobId.replaceAll('-', ''), 'hex').toString('base64url')}` : `J${jobId}`;
+  const id = UUID.test(jobId) ? `j${packUuid(jobId)}` : `J${jobId}`;
   return `${fingerprint.slice(0, FINGERPRINT_CHARS)}${id}`;
 }
 
@@ -69,6 +96,8 @@ interface StoredRecord {
   fingerprint: string;
   /** The job id answered, once stored; undefined while the first request stores it. */
   jobId?: string;
+  /** A bulk request's pending record: the id its job is stored under, and when the key was claimed. */
+  planned?: { jobId: string; claimedAt: number };
 }
 
 function readRecord(value: string): StoredRecord {
@@ -76,17 +105,18 @@ function readRecord(value: string): StoredRecord {
   const kind = value[FINGERPRINT_CHARS];
   const rest = value.slice(FINGERPRINT_CHARS + 1);
   if (kind === 'J') return { fingerprint, jobId: rest };
-  if (kind !== 'j') return { fingerprint };
-  const hex = Buffer.from(rest, 'base64url').toString('hex');
-  return {
-    fingerprint,
-    jobId: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
-  };
+  if (kind === 'j') return { fingerprint, jobId: unpackUuid(rest) };
+  if (kind === 'p') {
+    const jobId = unpackUuid(rest.slice(0, PACKED_UUID_CHARS));
+    return { fingerprint, planned: { jobId, claimedAt: Number.parseInt(rest.slice(PACKED_UUID_CHARS), 36) } };
+  }
+  return { fingerprint };
 }
 
 export interface IdempotencyStore {
   redis: RedisConnection;
-  prefix: string;
+  /** Where the merchant's records live. */
+  layout: ShardLayout;
   /** How long a Redis step may take before the request answers 503. */
   timeoutMs: number;
 }
@@ -98,14 +128,25 @@ export type IdempotencyClaim =
       replayedJobId?: undefined;
       /** Records the job id answered for this key. */
       complete(jobId: string): Promise<void>;
-      /** Frees the key after the job could not be stored, so a retry can proceed. */
+      /** Frees the key after the job was certainly not stored, so a retry can proceed. */
       release(): Promise<void>;
     };
+
+/** Where a record lives and how long a finished one is kept. */
+interface RecordPlace {
+  key: string;
+  /** PX (ms from now) or PXAT (epoch ms) of a finished record, and of a pending one with a planned job id. */
+  expiry: { mode: 'PX' | 'PXAT'; value: number };
+  /** The same record under the merchant's previous shard, while the shard count changes. */
+  earlierKey?: string | undefined;
+}
 
 /**
  * The request fields a key is bound to: everything validated but the signing fields (`timestamp` and
  * `hash` change on every retry; `merchantId` is the key's scope already), as a SHA-256 of JSON with
- * sorted keys, with absent and null fields alike. The operation is part of it: the same key on another
+ * sorted keys, with absent and null fields alike. Every list of the cancel routes (ids, externalIds,
+ * playerIds) is a set, so lists count as their sorted distinct entries: a retry that rebuilt its list
+ * in another order is the same request, not a 422. The operation is part of it: the same key on another
  * cancel route is other fields.
  */
 export function requestFingerprint(operation: string, body: Record<string, unknown>): string {
@@ -114,7 +155,10 @@ export function requestFingerprint(operation: string, body: Record<string, unkno
 }
 
 function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => stableJson(item ?? null)).join(',')}]`;
+  if (Array.isArray(value)) {
+    const items = [...new Set(value.map((item) => stableJson(item ?? null)))].sort();
+    return `[${items.join(',')}]`;
+  }
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, item]) => item !== undefined && item !== null)
@@ -138,25 +182,80 @@ function recordKey(prefix: string, merchantId: string, idempotencyKey: string): 
 
 /**
  * Takes the key for this request, or says why not: a replay (the stored job id), 422 when the key
- * was used with other fields, 409 while its first request is still storing the job.
+ * was used with other fields, 409 while its first request is still storing the job. `plannedJobId`:
+ * the id a bulk job will be stored under (omitted for a single cancel, whose id its batch chooses).
  */
 export async function claimIdempotencyKey(
   store: IdempotencyStore,
   merchantId: string,
   idempotencyKey: string,
   fingerprint: string,
+  plannedJobId?: string,
 ): Promise<IdempotencyClaim> {
-  const key = recordKey(store.prefix, merchantId, idempotencyKey);
-  const mine = pendingRecord(fingerprint);
-  const existing = (await withinDeadline(store, () =>
-    store.redis.eval(TAKE_SCRIPT, 1, key, mine, keyLifetimes.idempotencyPendingMs),
-  )) as string | null;
+  const previousPrefix = store.layout.previousMerchantPrefix(merchantId);
+  const place: RecordPlace = {
+    key: recordKey(store.layout.merchantPrefix(merchantId), merchantId, idempotencyKey),
+    expiry: { mode: 'PX', value: keyLifetimes.idempotencyRecordMs },
+    earlierKey: previousPrefix === undefined ? undefined : recordKey(previousPrefix, merchantId, idempotencyKey),
+  };
+  return claimRecord(store, place, fingerprint, plannedJobId);
+}
+
+/**
+ * The replay record of a version-2 request, by a digest of its `X-Signature` value, kept until the
+ * header leaves its window (`t` + windowMs): the same answers as for an Idempotency-Key.
+ */
+export async function claimSignatureReplay(
+  store: IdempotencyStore,
+  merchantId: string,
+  signature: { value: string; timestamp: number },
+  windowMs: number,
+  fingerprint: string,
+  plannedJobId?: string,
+): Promise<IdempotencyClaim> {
+  const digest = createHash('sha256').update(signature.value).digest().subarray(0, 16).toString('base64url');
+  const previousPrefix = store.layout.previousMerchantPrefix(merchantId);
+  const place: RecordPlace = {
+    key: signatureReplayKey(store.layout.merchantPrefix(merchantId), merchantId, digest),
+    expiry: { mode: 'PXAT', value: Math.max(signature.timestamp + windowMs, Date.now()) + 1 },
+    earlierKey: previousPrefix === undefined ? undefined : signatureReplayKey(previousPrefix, merchantId, digest),
+  };
+  return claimRecord(store, place, fingerprint, plannedJobId);
+}
+
+async function claimRecord(
+  store: IdempotencyStore,
+  place: RecordPlace,
+  fingerprint: string,
+  plannedJobId: string | undefined,
+): Promise<IdempotencyClaim> {
+  const { key, expiry, earlierKey } = place;
+  const now = Date.now();
+  const mine = pendingRecord(fingerprint, plannedJobId, now);
+  // A single cancel's pending record is short-lived; a planned job id's is kept like a finished record.
+  const pendingExpiry =
+    plannedJobId !== undefined
+      ? expiry
+      : expiry.mode === 'PX'
+        ? { mode: 'PX', value: Math.min(expiry.value, keyLifetimes.idempotencyPendingMs) }
+        : { mode: 'PXAT', value: Math.min(expiry.value, now + keyLifetimes.idempotencyPendingMs) };
+  // While the shard count changes, the first request may have recorded its job under the previous shard.
+  const earlier = earlierKey === undefined ? null : await withinDeadline(store, () => store.redis.get(earlierKey));
+  const existing =
+    earlier ??
+    ((await withinDeadline(store, () =>
+      store.redis.eval(TAKE_SCRIPT, 1, key, mine, pendingExpiry.value, pendingExpiry.mode),
+    )) as string | null);
 
   if (existing === null) {
     return {
       complete: async (jobId) => {
         const done = doneRecord(fingerprint, jobId);
-        await withinDeadline(store, () => store.redis.set(key, done, 'PX', keyLifetimes.idempotencyRecordMs));
+        await withinDeadline(store, () =>
+          expiry.mode === 'PX'
+            ? store.redis.set(key, done, 'PX', expiry.value)
+            : store.redis.set(key, done, 'PXAT', expiry.value),
+        );
       },
       release: async () => {
         await withinDeadline(store, () => store.redis.eval(RELEASE_SCRIPT, 1, key, mine));
@@ -165,6 +264,10 @@ export async function claimIdempotencyKey(
   }
   const record = readRecord(existing);
   if (record.fingerprint !== fingerprint.slice(0, FINGERPRINT_CHARS)) throw new AppError('IDEMPOTENCY_CONFLICT');
+  // A planned job id whose store's deadline has passed: the job is stored under it, or never will be.
+  if (record.planned && Date.now() - record.planned.claimedAt > store.timeoutMs + PENDING_GRACE_MS) {
+    return { replayedJobId: record.planned.jobId };
+  }
   if (record.jobId === undefined) {
     throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed', {
       retryAfterSeconds: 1,

@@ -2,8 +2,9 @@ import { loadConfigOrExit } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { closeRedis } from '../shared/queue/redis.js';
 import { installShutdown } from '../shared/shutdown.js';
+import { flushTraces } from '../shared/telemetry/trace-context.js';
 import { createApiConnections, createApiDeps } from './api-deps.js';
-import { createApp } from './app.js';
+import { createAdminApp, createApp } from './app.js';
 import { closeGracefully } from './graceful-close.js';
 import { serveApi } from './http-server.js';
 
@@ -12,9 +13,12 @@ const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
 const connections = createApiConnections(config, logger);
 const deps = createApiDeps(config, logger, connections);
 
-const app = createApp(deps);
-const server = serveApi(app, config, (address) => {
+const server = serveApi(createApp(deps), config, (address) => {
   logger.info({ port: address.port }, 'api listening');
+});
+// The admin plane on a port of its own, which the merchants' network need not reach.
+const adminServer = serveApi(createAdminApp(deps), { ...config, PORT: config.ADMIN_PORT }, (address) => {
+  logger.info({ port: address.port }, 'admin listening');
 });
 
 installShutdown({
@@ -22,9 +26,22 @@ installShutdown({
   timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   // Stop accepting, let in-flight requests finish, then close what they used, in that order.
   steps: [
-    ['http server', () => closeGracefully(server)],
+    [
+      'http servers',
+      async () => {
+        await Promise.all([closeGracefully(server), closeGracefully(adminServer)]);
+      },
+    ],
     ['queues', () => deps.producer.close()],
-    ['redis', () => closeRedis(connections.redis)],
+    ['read router', () => deps.reads.close()],
+    [
+      'redis',
+      async () => {
+        await Promise.all([closeRedis(connections.redis), closeRedis(connections.requestRedis)]);
+      },
+    ],
     ['database', () => connections.db.destroy()],
+    ['read replica', async () => connections.replica?.destroy()],
+    ['traces', () => flushTraces()],
   ],
 });

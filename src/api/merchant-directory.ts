@@ -4,6 +4,7 @@ import type { Merchant, MerchantStatus, SignatureVersion } from '../shared/db/sc
 import { buildIpMatcher } from '../shared/ip-ranges.js';
 import { LoadingCache } from '../shared/loading-cache.js';
 import { openStoredSecret, type SecretSealer } from '../shared/secrets/secret-sealer.js';
+import type { ReadRouter } from './reads/read-router.js';
 import { findMerchantById } from './repositories/merchants.repository.js';
 
 export interface AuthenticatedMerchant {
@@ -21,6 +22,8 @@ export interface AuthenticatedMerchant {
   maxQueuedJobs: number | null;
   /** 2: every request must also carry the body-bound `X-Signature` header. */
   signatureVersion: SignatureVersion;
+  /** true: the cancel and abort routes also require `X-Signature`, whatever signatureVersion says. */
+  requireSignatureV2: boolean;
 }
 
 export interface MerchantDirectoryOptions {
@@ -30,6 +33,8 @@ export interface MerchantDirectoryOptions {
   maxBytes: number;
   /** How long after it was read a record may still be used while Postgres is away (omitted: no limit). */
   staleMaxMs?: number;
+  /** Lookups go through it when given: to the primary, and to the replica while the primary is down. */
+  reads?: ReadRouter;
 }
 
 interface CachedMerchant {
@@ -60,12 +65,14 @@ const RECORD_OVERHEAD_BYTES = 512;
  */
 export class MerchantDirectory {
   private readonly records: LoadingCache<CachedMerchant | null>;
+  private readonly reads: ReadRouter | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly secrets: SecretSealer,
     options: MerchantDirectoryOptions,
   ) {
+    this.reads = options.reads;
     const unknownEntries = Math.max(1, Math.min(1_000, Math.floor(options.maxEntries / 10)));
     this.records = new LoadingCache<CachedMerchant | null>({
       ttlMs: options.ttlMs,
@@ -91,7 +98,11 @@ export class MerchantDirectory {
   }
 
   private async read(key: string): Promise<CachedMerchant | null> {
-    const row = await findMerchantById(this.db, key);
+    // The primary, so that a merchant just created or changed is seen at once; the replica only while
+    // the primary is down, so that lag-tolerant reads can still be authenticated.
+    const row = this.reads
+      ? await this.reads.readPrimaryFirst('merchant', (db) => findMerchantById(db, key))
+      : await findMerchantById(this.db, key);
     return row ? { merchant: toAuthenticatedMerchant(row, this.secrets, Date.now()), bytes: recordBytes(row) } : null;
   }
 
@@ -121,6 +132,7 @@ function toAuthenticatedMerchant(row: Merchant, secrets: SecretSealer, now: numb
     rateLimitPerSecond: row.rate_limit_per_second,
     maxQueuedJobs: row.max_queued_jobs,
     signatureVersion: row.signature_version,
+    requireSignatureV2: row.require_signature_v2,
   };
 }
 

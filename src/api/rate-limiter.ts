@@ -4,6 +4,7 @@ import type { Counter } from 'prom-client';
 import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import type { Logger } from '../shared/logger.js';
 import { rateLimitKey } from '../shared/queue/redis-keys.js';
+import type { ShardLayout } from '../shared/queue/shards.js';
 import type { LocalTokenBuckets } from './local-token-buckets.js';
 
 /** Length of a counting window. */
@@ -43,8 +44,8 @@ export interface RateLimitDecision {
 
 export interface RateLimiterDeps {
   redis: Redis | Cluster;
-  /** The queue prefix: the counters' keys are built from it (redis-keys.ts). */
-  keyPrefix: string;
+  /** Where each merchant's keys live: its counter is under its queue shard prefix (redis-keys.ts, shards.ts). */
+  layout: ShardLayout;
   /** How long a request waits for Redis to count it before the local bucket counts it instead. */
   timeoutMs: number;
   /** The per-process buckets that count while Redis cannot. */
@@ -71,8 +72,8 @@ export class RateLimiter {
 
   /** Counts one request of the merchant against `limit` requests per second. */
   async take(merchantId: string, limit: number): Promise<RateLimitDecision> {
-    const { keyPrefix, timeoutMs } = this.deps;
-    const key = rateLimitKey(keyPrefix, merchantId);
+    const { layout, timeoutMs } = this.deps;
+    const key = rateLimitKey(layout.merchantPrefix(merchantId), merchantId);
     let timedOut = false;
     try {
       const [count, ttlMs] = await withDeadline(this.runScript(key), timeoutMs, () => {

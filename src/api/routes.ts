@@ -8,21 +8,48 @@ import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.j
 import { registerCancel } from './routes/cancel.route.js';
 import { registerJobRewards } from './routes/job-rewards.route.js';
 import { registerJobStatus } from './routes/job-status.route.js';
+import { registerListJobs } from './routes/list-jobs.route.js';
 import { registerReadAll } from './routes/read-all.route.js';
 
 /** Every merchant-facing route, each behind the one signature middleware. */
 export function registerMerchantRoutes(app: App, trustedProxies: readonly string[]): void {
   const resolveClientAddress = createClientAddressResolver(trustedProxies);
-  const v1Auth = merchantAuth({ merchantIdIsUuid: true, source: 'body', resolveClientAddress });
-  const betSlipPostAuth = merchantAuth({ merchantIdIsUuid: false, source: 'body', resolveClientAddress });
-  const betSlipGetAuth = merchantAuth({ merchantIdIsUuid: false, source: 'query', resolveClientAddress });
+  const cancelAuth = merchantAuth({
+    merchantIdIsUuid: true,
+    source: 'body',
+    guard: 'cancel',
+    seenInUrl: 'refuse',
+    resolveClientAddress,
+  });
+  const readAuth = merchantAuth({
+    merchantIdIsUuid: true,
+    source: 'body',
+    guard: 'read',
+    seenInUrl: 'refuse',
+    resolveClientAddress,
+  });
+  const betSlipPostAuth = merchantAuth({
+    merchantIdIsUuid: false,
+    source: 'body',
+    guard: 'read',
+    seenInUrl: 'allow',
+    resolveClientAddress,
+  });
+  const betSlipGetAuth = merchantAuth({
+    merchantIdIsUuid: false,
+    source: 'query',
+    guard: 'read',
+    seenInUrl: 'mark',
+    resolveClientAddress,
+  });
 
-  registerCancel(app, v1Auth);
-  registerBulkCancel(app, v1Auth);
-  registerBulkCancelByQuery(app, v1Auth);
-  registerReadAll(app, v1Auth);
-  registerJobStatus(app, v1Auth);
-  registerAbortJob(app, v1Auth);
-  registerJobRewards(app, v1Auth);
+  registerCancel(app, cancelAuth);
+  registerBulkCancel(app, cancelAuth);
+  registerBulkCancelByQuery(app, cancelAuth);
+  registerAbortJob(app, cancelAuth);
+  registerReadAll(app, readAuth);
+  registerJobStatus(app, readAuth);
+  registerJobRewards(app, readAuth);
+  registerListJobs(app, readAuth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
 }

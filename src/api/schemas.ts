@@ -14,16 +14,19 @@ export const ErrorBodySchema = z
   })
   .openapi('Error');
 
-/** The three fields every merchant request carries (docs/design.md §2). The auth middleware checks them first. */
+/**
+ * The three fields every merchant request carries (docs/design.md §2). The auth middleware checks them first.
+ * Their examples are the first v1 vector of docs/signing-test-vectors.json, so they verify (a test checks).
+ */
 export const signedFields = {
-  merchantId: uuidSchema().openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+  merchantId: uuidSchema().openapi({ example: '00000000-0000-4000-8000-000000000001' }),
   timestamp: timestampSchema().openapi({
     description: 'Epoch milliseconds, within ±5 minutes of the server clock',
     example: 1763679600000,
   }),
   hash: z.string().openapi({
     description: 'hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret',
-    example: '3b9f0c6a1e2d4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a',
+    example: '3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78',
   }),
 };
 

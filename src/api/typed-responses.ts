@@ -9,9 +9,8 @@ import type { z } from 'zod';
  */
 
 /**
- * 200 with an empty body: what a route whose 200 declares no content answers (the cancel routes,
- * through enqueueAndAnswer).
- *
+ * 200 with an empty body: what the cancel routes answer under `Prefer: return=minimal` (through
+ * enqueueAndAnswer, which types it as the route's JSON 200: OpenAPI gives one status one shape).
  */
 // biome-ignore lint/complexity/noBannedTypes: `{}` is how @hono/zod-openapi types a contentless response.
 export type EmptyOk = Response & TypedResponse<{}, 200, string>;
@@ -24,19 +23,8 @@ export function emptyOk(c: Context): EmptyOk {
 }
 
 /**
- * The empty 200 of a route whose 200 may also be JSON (the bulk cancels: empty when queued, a dry
- * run's counts otherwise). OpenAPI gives one status one shape, so the empty answer is typed as the
- * JSON one; `schema` names that shape, as for `rawJson`.
- */
-export function emptyOkAs<Schema extends z.ZodType>(
-  _schema: Schema,
-  response: EmptyOk,
-): Response & TypedResponse<JSONParsed<z.output<Schema>>, 200, 'json'> {
-  return response as unknown as Response & TypedResponse<JSONParsed<z.output<Schema>>, 200, 'json'>;
-}
-
-/**
- * JSON text that Postgres (or another trusted writer) already serialised, sent as is: re-parsing it
+ * JSON text that Postgres (or another trusted writer) already serialised, sent as is (a string, or its
+ * UTF-8 bytes when the same answer is sent many times): re-parsing it
  * only to serialise it again would cost time and the exact decimal text of amounts. `schema` is
  * not run (that is the point); it names the shape the text has, which the route then checks
  * against what it declares. Naming it is the caller's promise, kept by the route's tests.
@@ -44,11 +32,13 @@ export function emptyOkAs<Schema extends z.ZodType>(
 export function rawJson<Schema extends z.ZodType, S extends ContentfulStatusCode>(
   c: Context,
   _schema: Schema,
-  json: string,
+  json: string | Uint8Array<ArrayBuffer>,
   status: S,
 ): Response & TypedResponse<JSONParsed<z.output<Schema>>, S, 'json'> {
   c.header('Content-Type', 'application/json');
-  return c.body(json, status) as unknown as Response & TypedResponse<JSONParsed<z.output<Schema>>, S, 'json'>;
+  // Two calls, as hono's overloads take a string or bytes, not their union.
+  const response = typeof json === 'string' ? c.body(json, status) : c.body(json, status);
+  return response as unknown as Response & TypedResponse<JSONParsed<z.output<Schema>>, S, 'json'>;
 }
 
 /** Text in a media type of its own (Prometheus' exposition format), typed as the route's text body. */

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { type AdminOperator, adminTokenProblem, parseAdminTokens } from './admin-operators.js';
 import { isIpOrCidr } from './ip-ranges.js';
+import { MAX_QUEUE_SHARDS, parseShardList } from './queue/shards.js';
 import { DEVELOPMENT_KEY_RING_FILE, developmentKeyRing } from './secrets/development-key-ring.js';
 import { parseKeyRing } from './secrets/key-ring-text.js';
 
@@ -45,6 +47,21 @@ export const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     DATABASE_URL: requiredUrl(/^postgres(ql)?$/, 'postgres://'),
+    /**
+     * A streaming replica of DATABASE_URL (optional). The API sends the reads that tolerate a second of
+     * lag there (readAll, dry runs, finished jobs' status, job rewards pages) while the replica's lag is
+     * within READ_MAX_LAG_MS, and to the primary otherwise; with the primary down they still answer from
+     * the replica. Unset: every read goes to DATABASE_URL.
+     */
+    DATABASE_READ_URL: z
+      .string()
+      .optional()
+      .transform((value) => (value === undefined || value.trim() === '' ? undefined : value))
+      .pipe(requiredUrl(/^postgres(ql)?$/, 'postgres://').optional()),
+    /** Most replica lag (ms) at which reads still go to the replica; behind that, they go to the primary. */
+    READ_MAX_LAG_MS: positiveInt(1_000),
+    /** How often the API measures the replica's lag (and whether each pool answers). */
+    READ_LAG_POLL_MS: positiveInt(200),
     /** Required unless REDIS_CLUSTER_NODES is set. */
     REDIS_URL: requiredUrl(/^rediss?$/, 'redis://').optional(),
     /**
@@ -68,15 +85,46 @@ export const configSchema = z
         }
         return parsed;
       }),
+    /**
+     * Hash partitions of `rewards` (by merchant_id), made by the first `npm run migrate` of a database
+     * and fixed from then on: a later value changes nothing (the migrate command warns).
+     */
+    REWARD_PARTITIONS: z.coerce.number().int().min(1).max(1024).default(16),
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
     HOST: z.string().min(1).default('0.0.0.0'),
-    /** Bearer token of the admin API and queue dashboard; both are disabled while it is unset. */
+    /**
+     * The admin listener: the admin API, the queue dashboard and /metrics answer here only, never on PORT
+     * (docs/design.md, "Admin plane"). Keep it off the merchants' network.
+     */
+    ADMIN_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
+    /**
+     * Admin operators, `name:token,...` (each token at least 32 characters, no placeholder). Parsed into
+     * a list; see adminOperators() for the one list the admin plane uses.
+     */
+    ADMIN_TOKENS: z
+      .string()
+      .default('')
+      .transform((setting, context) => {
+        const { operators, problems } = parseAdminTokens(setting);
+        for (const problem of problems) context.addIssue({ code: 'custom', message: problem });
+        return problems.length > 0 ? z.NEVER : operators;
+      }),
+    /** One operator named `admin` (as ADMIN_TOKENS=admin:<token>); the admin plane is closed while no token is set. */
     ADMIN_TOKEN: z
       .string()
-      .min(16, 'must be at least 16 characters')
       .optional()
-      .or(z.literal('').transform(() => undefined)),
+      .transform((token, context) => {
+        if (token === undefined || token === '') return undefined;
+        const problem = adminTokenProblem(token);
+        if (problem) {
+          context.addIssue({ code: 'custom', message: problem });
+          return z.NEVER;
+        }
+        return token;
+      }),
+    /** Lets the queue dashboard retry, promote, clean and remove jobs; read-only otherwise. */
+    DASHBOARD_WRITE: booleanFromEnv.default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
     /** Accepted clock difference between the merchant's `timestamp` and ours. */
@@ -139,6 +187,27 @@ export const configSchema = z
 
     /** Redis key prefix of every queue. The hash tag keeps one queue's keys in one Redis Cluster slot. */
     QUEUE_PREFIX: z.string().min(1).default('{rewards}'),
+    /**
+     * Queue shards (docs/design.md, "Queue shards"): each shard's queues and its merchants' keys under a
+     * hash tag of their own, so a Redis Cluster spreads them over its masters. 1 keeps the unsharded key
+     * layout; 16 is the recommendation on a Cluster. Every API and worker process must agree.
+     */
+    QUEUE_SHARDS: z.coerce.number().int().min(1).max(MAX_QUEUE_SHARDS).default(1),
+    /** Only while the shard count changes (docs/operations.md): the count before, whose shards are still consumed. */
+    QUEUE_SHARDS_PREVIOUS: z.coerce.number().int().min(1).max(MAX_QUEUE_SHARDS).optional(),
+    /** Worker only: the shards it consumes (`0-7`, `0,3,8-11`); every shard when unset. */
+    WORKER_SHARDS: z
+      .string()
+      .optional()
+      .transform((value, context) => {
+        if (value === undefined || value.trim() === '') return undefined;
+        const shards = parseShardList(value, MAX_QUEUE_SHARDS);
+        if (typeof shards === 'string') {
+          context.addIssue({ code: 'custom', message: shards });
+          return z.NEVER;
+        }
+        return shards;
+      }),
     /** How long the API waits for Redis to store a job before it answers 503. */
     ENQUEUE_TIMEOUT_MS: positiveInt(1_500),
     /**
@@ -173,6 +242,13 @@ export const configSchema = z
     WORKER_LOCK_TIMEOUT_MS: nonNegativeInt(5_000),
     /** Both pools: a session idle inside an open transaction this long is ended by Postgres. */
     DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: nonNegativeInt(30_000),
+    /**
+     * `npm run migrate`: the `lock_timeout` of every migration statement, so an ALTER queued behind a
+     * long query gives up instead of queueing every request behind itself; a migration whose lock is
+     * not granted is rolled back and retried this many times (with backoff), then the command fails.
+     */
+    MIGRATION_LOCK_TIMEOUT_MS: positiveInt(500),
+    MIGRATION_LOCK_RETRIES: nonNegativeInt(10),
     /**
      * Heavy reads (dry runs, job-rewards pages) one merchant may have running at once in one API
      * process; more answer 429 errorCode 7 with Retry-After. Counted in memory, per process: with N API
@@ -301,8 +377,26 @@ export const configSchema = z
         message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS',
       });
     }
+    const outside = config.WORKER_SHARDS?.filter((shard) => shard >= config.QUEUE_SHARDS) ?? [];
+    if (outside.length > 0) {
+      context.addIssue({
+        code: 'custom',
+        path: ['WORKER_SHARDS'],
+        message: `shards are numbered 0 to ${config.QUEUE_SHARDS - 1} (QUEUE_SHARDS=${config.QUEUE_SHARDS}): ${outside.join(', ')}`,
+      });
+    }
     if (config.REDIS_URL === undefined && config.REDIS_CLUSTER_NODES === undefined) {
       context.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required (or set REDIS_CLUSTER_NODES)' });
+    }
+    if (config.ADMIN_TOKEN !== undefined && config.ADMIN_TOKENS.some((operator) => operator.name === 'admin')) {
+      context.addIssue({
+        code: 'custom',
+        path: ['ADMIN_TOKEN'],
+        message: 'ADMIN_TOKENS already names an operator "admin": set one or the other',
+      });
+    }
+    if (config.ADMIN_PORT !== 0 && config.ADMIN_PORT === config.PORT) {
+      context.addIssue({ code: 'custom', path: ['ADMIN_PORT'], message: 'must differ from PORT' });
     }
     if (config.NODE_ENV === 'production' && config.SECRETS_KEYS === undefined) {
       context.addIssue({
@@ -317,6 +411,12 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 
 export class ConfigError extends Error {}
+
+/** Every operator of the admin plane: ADMIN_TOKEN as `admin`, then ADMIN_TOKENS. Empty: the admin plane is closed. */
+export function adminOperators(config: Pick<Config, 'ADMIN_TOKEN' | 'ADMIN_TOKENS'>): AdminOperator[] {
+  const single = config.ADMIN_TOKEN === undefined ? [] : [{ name: 'admin', token: config.ADMIN_TOKEN }];
+  return [...single, ...config.ADMIN_TOKENS];
+}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -346,6 +446,72 @@ export function loadDotEnv(env: Record<string, string | undefined> = process.env
 export function fillDevelopmentKeyRing(env: Record<string, string | undefined>): void {
   if ((env.NODE_ENV ?? 'development') !== 'development' || env.SECRETS_KEYS) return;
   env.SECRETS_KEYS = developmentKeyRing(DEVELOPMENT_KEY_RING_FILE);
+}
+
+/**
+ * Tracing (docs/operations.md, "Tracing"): only the standard OpenTelemetry variables, read by the
+ * preload module (telemetry/telemetry.preload.ts) before anything else is loaded, so apart from the
+ * rest of the configuration. Tracing is on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not
+ * true; otherwise no SDK is loaded at all.
+ */
+const unsetWhenEmpty = (value: unknown) => (value === '' ? undefined : value);
+const otlpProtocol = z.preprocess(unsetWhenEmpty, z.enum(['http/protobuf', 'http/json']).optional());
+const samplerNames = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+export const telemetrySchema = z.object({
+  OTEL_SDK_DISABLED: z.preprocess(
+    (value) => (typeof value === 'string' ? value.trim().toLowerCase() === 'true' : false),
+    z.boolean(),
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https?$/ }).optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https?$/ }).optional()),
+  /** grpc is refused (this service ships the two HTTP exporters only); http/protobuf is the standard's default. */
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+  OTEL_SERVICE_NAME: z.preprocess(unsetWhenEmpty, z.string().optional()),
+  OTEL_TRACES_SAMPLER: z.preprocess(unsetWhenEmpty, z.enum(samplerNames).default('parentbased_always_on')),
+  /** The ratio of the two *traceidratio samplers, 0 to 1 (1 when unset). */
+  OTEL_TRACES_SAMPLER_ARG: z.preprocess(unsetWhenEmpty, z.coerce.number().min(0).max(1).default(1)),
+  /** Milliseconds between two exports of the spans gathered meanwhile (the standard's default, 5,000). */
+  OTEL_BSP_SCHEDULE_DELAY: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(5_000)),
+});
+
+export interface TelemetrySettings {
+  /** Where spans go (the traces endpoint itself), or null when tracing is off. */
+  tracesUrl: string | null;
+  protocol: 'http/protobuf' | 'http/json';
+  serviceName: string | undefined;
+  sampler: (typeof samplerNames)[number];
+  samplerRatio: number;
+  exportDelayMs: number;
+}
+
+/** The tracing settings, or a ConfigError naming the variable. */
+export function loadTelemetrySettings(env: Record<string, string | undefined> = process.env): TelemetrySettings {
+  const parsed = telemetrySchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const otel = parsed.data;
+  // The standard: a signal's own endpoint is used as it is; the general one gets /v1/traces appended.
+  const base = otel.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
+  const url = otel.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base}/v1/traces`);
+  return {
+    tracesUrl: otel.OTEL_SDK_DISABLED || url === undefined ? null : url,
+    protocol: otel.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? otel.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    serviceName: otel.OTEL_SERVICE_NAME,
+    sampler: otel.OTEL_TRACES_SAMPLER,
+    samplerRatio: otel.OTEL_TRACES_SAMPLER_ARG,
+    exportDelayMs: otel.OTEL_BSP_SCHEDULE_DELAY,
+  };
 }
 
 /** What `npm start` assumes when nothing is set: the default local ports and a database of its own. */

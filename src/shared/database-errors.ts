@@ -36,6 +36,14 @@ export function isDatabaseBusy(error: unknown): boolean {
   return code === '57014' || code === '55P03';
 }
 
+/**
+ * A hot standby cancelled the statement because replaying the primary's changes needed what it read
+ * ("canceling statement due to conflict with recovery", 40001): asked again elsewhere, it answers.
+ */
+export function isRecoveryConflict(error: unknown): boolean {
+  return codeOf(error) === '40001';
+}
+
 /** A lock not granted within `lock_timeout` (55P03). */
 export function isLockTimeout(error: unknown): boolean {
   return codeOf(error) === '55P03';

@@ -22,6 +22,9 @@ const errorCatalogue = {
 } as const;
 
 export type ErrorName = keyof typeof errorCatalogue;
+
+/** The errors that always invite a retry; CONFLICT does only when its raiser gives a Retry-After. */
+const INVITES_RETRY: ReadonlySet<ErrorName> = new Set(['RATE_LIMITED', 'SERVICE_UNAVAILABLE']);
 export type HttpErrorStatus = (typeof errorCatalogue)[ErrorName]['status'];
 
 export interface ErrorBody {
@@ -50,10 +53,11 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.errorName = errorName;
     this.logDetail = options.logDetail;
+    // Every answer that invites a retry says when (docs/interface.md, "Retrying"): a 429 or 503 raised
+    // without its own figure gets one second.
+    const retryAfter = options.retryAfterSeconds ?? (INVITES_RETRY.has(errorName) ? 1 : undefined);
     this.headers =
-      options.retryAfterSeconds === undefined
-        ? { ...options.headers }
-        : { ...options.headers, 'Retry-After': String(options.retryAfterSeconds) };
+      retryAfter === undefined ? { ...options.headers } : { ...options.headers, 'Retry-After': String(retryAfter) };
   }
 
   get status(): HttpErrorStatus {

@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { activeTraceFields, tracingEnabled } from './telemetry/trace-context.js';
 
 export type { Logger };
 
@@ -60,6 +61,8 @@ export function createLogger(options: { level: string; name: string }, destinati
       base: { service: options.name },
       redact: { paths: secretPaths, censor: '[redacted]' },
       timestamp: isoTimeOncePerMillisecond(),
+      // trace_id and span_id on every line written inside a span; with tracing off, no call per line.
+      ...(tracingEnabled() ? { mixin: activeTraceFields } : {}),
     },
     destination ?? standardOutput(),
   );

@@ -24,15 +24,15 @@ export class Metrics {
 
   readonly queueJobs = new Gauge({
     name: 'gateway_queue_jobs',
-    help: 'Jobs in each cancellation queue by state, read from Redis at scrape time.',
-    labelNames: ['queue', 'state'] as const,
+    help: 'Jobs in each queue (of each queue shard) by state, read from Redis at scrape time.',
+    labelNames: ['queue', 'shard', 'state'] as const,
     registers: [this.registry],
   });
 
   readonly queueOldestWaitingAge = new Gauge({
     name: 'gateway_queue_oldest_waiting_age_seconds',
-    help: 'Age of the job next in line in each queue (since it was added), 0 when none waits; read at scrape time.',
-    labelNames: ['queue'] as const,
+    help: 'Age of the job next in line in each queue (of each queue shard, since it was added), 0 when none waits; read at scrape time.',
+    labelNames: ['queue', 'shard'] as const,
     registers: [this.registry],
   });
 
@@ -122,9 +122,44 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookAttemptDuration = new Histogram({
+    name: 'gateway_webhook_attempt_duration_seconds',
+    help: 'Time one webhook delivery attempt took on a worker (slot, request, record), by outcome: delivered, dropped (given up: endpoint disabled or event dropped), error (failed; retried or given up by its schedule).',
+    labelNames: ['outcome'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly webhookPending = new Gauge({
+    name: 'gateway_webhook_pending',
+    help: 'Webhook events waiting to be delivered (queued or between retries) by merchant: the 20 with the most by id, the rest summed as merchant="other"; read from Redis at scrape time (workers).',
+    labelNames: ['merchant'] as const,
+    registers: [this.registry],
+  });
+
   readonly webhooksDisabled = new Gauge({
     name: 'gateway_webhooks_disabled',
     help: 'Merchant webhook endpoints disabled after failing every delivery for WEBHOOK_DISABLE_AFTER_MS, read from Postgres at scrape time (workers).',
+    registers: [this.registry],
+  });
+
+  // Read replica (API processes with DATABASE_READ_URL; src/api/reads/).
+  readonly replicaLag = new Gauge({
+    name: 'gateway_db_replica_lag_seconds',
+    help: 'How far the read replica is behind the primary, as last measured (every READ_LAG_POLL_MS); -1 while it cannot be measured (no replica, or the primary or the replica not answering).',
+    registers: [this.registry],
+  });
+
+  readonly replicaUp = new Gauge({
+    name: 'gateway_db_replica_up',
+    help: '1 while the read replica answered its last lag check, else 0.',
+    registers: [this.registry],
+  });
+
+  readonly databaseReads = new Counter({
+    name: 'gateway_db_reads_total',
+    help: 'Reads routed between the Postgres pools, by the pool that answered (primary, replica) and kind (readAll, dryRun, jobStatus, jobRewards, merchant).',
+    labelNames: ['pool', 'kind'] as const,
     registers: [this.registry],
   });
 

@@ -4,6 +4,7 @@ import { noAnswerWithin, withDeadline } from './deadline.js';
 import type { Metrics } from './metrics.js';
 import type { RedisConnection } from './queue/redis.js';
 import { readinessProbeKey } from './queue/redis-keys.js';
+import type { ShardLayout } from './queue/shards.js';
 
 export interface Readiness {
   ready: boolean;
@@ -15,22 +16,21 @@ const CHECK_TIMEOUT_MS = 1_000;
 
 /**
  * Both processes are ready only while Postgres and Redis answer, each within a second. The Redis
- * check reads a key of the queues' own slot, so it reaches the node that owns the queues: on a
- * cluster any node answers PING, but only the owner of the queue slot can store a job. With
+ * check reads a key of each queue shard's slot (and of QUEUE_PREFIX's, home of the webhooks queue), so
+ * it reaches every node that owns queues: on a cluster any node answers PING, but only the owner of a
+ * shard's slot can store that shard's jobs (one EXISTS per shard, sent together). With
  * `metrics`, the answer is also kept in the `gateway_ready` gauge, which /metrics refreshes on every
  * scrape so that an alert does not depend on an orchestrator probing /readyz.
  */
 export async function checkReadiness(
   db: Db,
   redis: RedisConnection,
-  queuePrefix: string,
+  shards: ShardLayout,
   metrics?: Metrics,
 ): Promise<Readiness> {
   const [postgres, redisCheck] = await Promise.allSettled([
     withDeadline(sql`SELECT 1`.execute(db), CHECK_TIMEOUT_MS, () => noAnswerWithin(CHECK_TIMEOUT_MS)),
-    withDeadline(redis.exists(readinessProbeKey(queuePrefix)), CHECK_TIMEOUT_MS, () =>
-      noAnswerWithin(CHECK_TIMEOUT_MS),
-    ),
+    withDeadline(probeShards(redis, shards), CHECK_TIMEOUT_MS, () => noAnswerWithin(CHECK_TIMEOUT_MS)),
   ]);
   const checks = {
     postgres: postgres.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),
@@ -39,4 +39,9 @@ export async function checkReadiness(
   const ready = checks.postgres === 'ok' && checks.redis === 'ok';
   metrics?.ready.set(ready ? 1 : 0);
   return { ready, checks };
+}
+
+function probeShards(redis: RedisConnection, shards: ShardLayout): Promise<number[]> {
+  const prefixes = new Set([shards.prefix, ...shards.allShards().map((shard) => shards.shardPrefix(shard))]);
+  return Promise.all([...prefixes].map((prefix) => redis.exists(readinessProbeKey(prefix))));
 }

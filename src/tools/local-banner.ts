@@ -3,29 +3,32 @@ import { buildSignedFields } from './signed-request.js';
 
 export interface BannerOptions {
   apiBaseUrl: string;
+  /** The admin listener: admin API, queue dashboard, /metrics. */
+  adminBaseUrl: string;
   workerBaseUrl: string;
   adminToken: string;
-  /** Whether `npm start` made the token up (then it is shown, to log in to the dashboard). */
-  adminTokenGenerated: boolean;
+  /** Where `npm start` keeps the token it made (then it is shown, to log in to the dashboard); undefined: the operator's own. */
+  adminTokenFile: string | undefined;
   signatureWindowMs: number;
   now: number;
 }
 
 /** What `npm start` prints once the API and the worker are ready: who to be and what to call. */
 export function renderBanner(options: BannerOptions): string {
-  const { apiBaseUrl, workerBaseUrl, now } = options;
+  const { apiBaseUrl, adminBaseUrl, workerBaseUrl, now } = options;
   const sign = (extra: Record<string, unknown> = {}) =>
     shellQuote(JSON.stringify(buildSignedFields(DEMO_MERCHANT.id, DEMO_MERCHANT.secretKey, now, extra)));
   const minutes = Math.round(options.signatureWindowMs / 60_000);
-  const token = options.adminTokenGenerated
-    ? `${options.adminToken}  (made up for this run; set ADMIN_TOKEN to choose one)`
-    : '(your ADMIN_TOKEN)';
+  const token = options.adminTokenFile
+    ? `${options.adminToken}  (operator "admin", kept in ${options.adminTokenFile}; set ADMIN_TOKENS to choose)`
+    : '(your ADMIN_TOKEN / ADMIN_TOKENS)';
   return `
 Merchant rewards gateway is running.
 
   API          ${apiBaseUrl}   (reference: ${apiBaseUrl}/docs)
+  admin plane  ${adminBaseUrl}/admin/v1, ${adminBaseUrl}/metrics   (reference: ${adminBaseUrl}/docs)
+  dashboard    ${adminBaseUrl}/admin/queues   user: anything, password: the admin token (read-only)
   worker       ${workerBaseUrl}/readyz, ${workerBaseUrl}/metrics
-  dashboard    ${apiBaseUrl}/admin/queues   user: anything, password: the admin token
   admin token  ${token}
 
 Demo merchant

@@ -18,12 +18,16 @@ export class LocalProcess {
     // A process group of its own: Ctrl-C reaches only `npm start`, which then asks each child once to
     // stop. Had the terminal's SIGINT reached the children too, the SIGTERM after it would count as a
     // second signal and cut their graceful shutdown short.
-    this.child = spawn(process.execPath, ['--import', 'tsx', `src/${name}/index.ts`], {
-      cwd: root,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--import', './src/shared/telemetry/telemetry.preload.ts', `src/${name}/index.ts`],
+      {
+        cwd: root,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const label = `${name.padEnd(6)} | `;
     for (const stream of [this.child.stdout, this.child.stderr]) {
       if (stream) createInterface({ input: stream }).on('line', (line) => output.write(`${label}${line}\n`));

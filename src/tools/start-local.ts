@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { seedDemo } from '../seed/demo-seed.js';
 import { type Config, ConfigError, loadConfig, localEnvironment } from '../shared/config.js';
 import { createDb } from '../shared/db/client.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
+import { DEVELOPMENT_ADMIN_TOKEN_FILE, developmentAdminToken } from './development-admin-token.js';
 import { renderBanner } from './local-banner.js';
 import { LocalProcess, waitUntilReady } from './local-process.js';
 import { checkRedis, ensureDatabase, LocalServerError } from './local-servers.js';
@@ -23,8 +23,9 @@ function fail(message: string): never {
 }
 
 const env = localEnvironment();
-const adminTokenGenerated = !env.ADMIN_TOKEN;
-if (adminTokenGenerated) env.ADMIN_TOKEN = `local-${randomBytes(12).toString('hex')}`;
+// With no operator configured, one named `admin` whose token is kept in .admin-token.dev (made once).
+const adminTokenGenerated = !env.ADMIN_TOKEN && !env.ADMIN_TOKENS;
+if (adminTokenGenerated) env.ADMIN_TOKEN = developmentAdminToken();
 
 let config: Config;
 try {
@@ -39,7 +40,11 @@ try {
   if (config.REDIS_URL && !config.REDIS_CLUSTER_NODES) await checkRedis(config.REDIS_URL);
   const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-start' });
   try {
-    const applied = await migrateToLatest(db);
+    const applied = await migrateToLatest(db, {
+      rewardPartitions: config.REWARD_PARTITIONS,
+      lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT_MS,
+      lockRetries: config.MIGRATION_LOCK_RETRIES,
+    });
     await seedDemo(db, keyRingFromConfig(config));
     const database = new URL(config.DATABASE_URL).pathname.slice(1);
     process.stdout.write(
@@ -95,6 +100,7 @@ const wildcard = config.HOST === '0.0.0.0' || config.HOST === '::';
 const shownHost = wildcard ? 'localhost' : config.HOST;
 const probeHost = wildcard ? '127.0.0.1' : config.HOST;
 const apiBaseUrl = `http://${shownHost}:${config.PORT}`;
+const adminBaseUrl = `http://${shownHost}:${config.ADMIN_PORT}`;
 const workerBaseUrl = `http://${shownHost}:${config.WORKER_PORT}`;
 const [api, worker] = children as [LocalProcess, LocalProcess];
 try {
@@ -112,9 +118,10 @@ if (!stopping) {
   process.stdout.write(
     renderBanner({
       apiBaseUrl,
+      adminBaseUrl,
       workerBaseUrl,
       adminToken: config.ADMIN_TOKEN ?? '',
-      adminTokenGenerated,
+      adminTokenFile: adminTokenGenerated ? DEVELOPMENT_ADMIN_TOKEN_FILE : undefined,
       signatureWindowMs: config.SIGNATURE_WINDOW_MS,
       now: Date.now(),
     }),

@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import type { CancelResult } from '../shared/queue/job-catalogue.js';
 import { cancelRewardsByIdentifiers } from '../shared/repositories/reward-cancellations.repository.js';
+import { inSpan } from '../shared/telemetry/trace-context.js';
 import { chunk } from './chunk.js';
 import { abortRequested, yieldIfStopping } from './stop-checks.js';
 import type { WorkerDeps } from './worker-context.js';
@@ -47,17 +48,22 @@ export async function cancelByIdentifiers(
     await yieldIfStopping(deps, job, token);
     // Aborted by the merchant: stop before the next batch; what was applied stays and is counted.
     if (await abortRequested(deps, work.rootJobId)) break;
-    const result = await deps.db
-      .transaction()
-      .execute((trx) =>
-        cancelRewardsByIdentifiers(trx, { jobId: work.rootJobId, merchantId: work.merchantId, ...batch }),
-      );
+    const size = batch.ids.length + batch.externalIds.length;
+    const result = await inSpan('cancel batch', { attributes: { 'batch.identifiers': size } }, async (span) => {
+      const counts = await deps.db
+        .transaction()
+        .execute((trx) =>
+          cancelRewardsByIdentifiers(trx, { jobId: work.rootJobId, merchantId: work.merchantId, ...batch }),
+        );
+      span.setAttribute('batch.cancelled', counts.cancelled);
+      return counts;
+    });
     total.cancelled += result.cancelled;
     total.alreadyCancelled += result.alreadyCancelled;
     total.notCancellable += result.notCancellable;
     total.notFound += result.notFound;
-    done += batch.ids.length + batch.externalIds.length;
-    deps.metrics.batchSize.observe({ operation: 'bulkCancel' }, batch.ids.length + batch.externalIds.length);
+    done += size;
+    deps.metrics.batchSize.observe({ operation: 'bulkCancel' }, size);
     if (result.cancelled > 0) deps.metrics.rewardsCancelled.inc({ operation: 'bulkCancel' }, result.cancelled);
     await job.updateProgress(Math.floor((done / Math.max(total.requested, 1)) * 100));
   }

@@ -6,6 +6,7 @@ import {
   countCancelledByJob,
   type QueryFilter,
 } from '../shared/repositories/reward-cancellations.repository.js';
+import { inSpan } from '../shared/telemetry/trace-context.js';
 import { abortRequested, yieldIfStopping } from './stop-checks.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -88,7 +89,11 @@ export async function cancelByQuery(
     }
     // Usually the whole slice is one statement (it was sized to fit one batch); a slice whose players
     // hold more rewards than that is cancelled in batches of at most CANCEL_BATCH_SIZE instead.
-    const whole = await cancelSliceOfPlayers(deps.db, { ...query, limit: batchSize });
+    const whole = await inSpan('cancel batch', { attributes: { 'batch.identifiers': slice.length } }, async (span) => {
+      const applied = await cancelSliceOfPlayers(deps.db, { ...query, limit: batchSize });
+      span.setAttributes({ 'batch.cancelled': applied.cancelled, 'batch.applied': applied.applied });
+      return applied;
+    });
     if (whole.applied) {
       sliceCancelled += whole.cancelled;
       observeBatch(deps, whole.cancelled, whole.cancelled);
@@ -97,9 +102,13 @@ export async function cancelByQuery(
       if (await stopBeforeNextStatement()) {
         return { players: players.length, cancelled: cursor.cancelled + sliceCancelled };
       }
-      const result = await deps.db
-        .transaction()
-        .execute((trx) => cancelRewardsOfPlayers(trx, { ...query, limit: batchSize }));
+      const result = await inSpan('cancel batch', { attributes: { 'batch.limit': batchSize } }, async (span) => {
+        const counts = await deps.db
+          .transaction()
+          .execute((trx) => cancelRewardsOfPlayers(trx, { ...query, limit: batchSize }));
+        span.setAttribute('batch.cancelled', counts.cancelled);
+        return counts;
+      });
       sliceCancelled += result.cancelled;
       observeBatch(deps, result.picked, result.cancelled);
       if (result.picked < batchSize) break;

@@ -1,4 +1,8 @@
-import { jobsWithOldDeferredSlices, listDeferredSlices } from '../shared/repositories/job-rewards.repository.js';
+import {
+  type JobKey,
+  jobsWithOldDeferredSlices,
+  listDeferredSlices,
+} from '../shared/repositories/job-rewards.repository.js';
 import type { WorkerDeps } from './worker-context.js';
 
 /** How often the lister looks for slices nobody listed (a worker stopped between a job's end and its listing). */
@@ -19,7 +23,8 @@ const LEFT_BEHIND_AFTER_MS = 60_000;
  * away) is logged and left to the next catch-up: the slices stay until listed.
  */
 export class DeferredSliceLister {
-  private readonly pending = new Set<string>();
+  /** By job id: the jobs whose slices are to be listed. */
+  private readonly pending = new Map<string, JobKey>();
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -32,9 +37,9 @@ export class DeferredSliceLister {
   }
 
   /** Lists this job's slices soon (in the background). */
-  list(jobId: string): void {
+  list(job: JobKey): void {
     if (this.stopped) return;
-    this.pending.add(jobId);
+    this.pending.set(job.jobId, job);
     this.kick();
   }
 
@@ -48,8 +53,8 @@ export class DeferredSliceLister {
 
   private async catchUp(): Promise<void> {
     try {
-      const jobIds = await jobsWithOldDeferredSlices(this.deps.db, LEFT_BEHIND_AFTER_MS);
-      for (const jobId of jobIds) this.list(jobId);
+      const jobs = await jobsWithOldDeferredSlices(this.deps.db, LEFT_BEHIND_AFTER_MS);
+      for (const job of jobs) this.list(job);
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'could not look for deferred slices');
     }
@@ -64,11 +69,11 @@ export class DeferredSliceLister {
   }
 
   private async drain(): Promise<void> {
-    for (const jobId of this.pending) {
+    for (const [jobId, job] of this.pending) {
       this.pending.delete(jobId);
       if (this.stopped) return;
       try {
-        await listDeferredSlices(this.deps.db, jobId, { skipLocked: true });
+        await listDeferredSlices(this.deps.db, job, { skipLocked: true });
       } catch (error) {
         this.deps.logger.warn({ err: error, jobId }, 'could not list deferred slices; left for the next catch-up');
       }

@@ -1,5 +1,6 @@
 import { type Job, WaitingChildrenError } from 'bullmq';
 import { type JobPayload, partJobId, queueNames } from '../shared/queue/job-catalogue.js';
+import { annotateActiveSpan, currentTraceCarrier, type TraceCarrier } from '../shared/telemetry/trace-context.js';
 import { abortRequested } from './stop-checks.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -31,7 +32,13 @@ export async function fanOut<Result>(
   split: () => Promise<{ parts: PartPayload[]; memory: SplitMemory }>,
 ): Promise<{ results: Result[]; memory: SplitMemory }> {
   if (!token) throw new Error('fan-out needs the job lock token');
-  const data = job.data as { merchantId: string; requestId?: string; acceptedAt?: number; step?: string } & SplitMemory;
+  const data = job.data as {
+    merchantId: string;
+    requestId?: string;
+    acceptedAt?: number;
+    step?: string;
+  } & SplitMemory &
+    TraceCarrier;
   let memory: SplitMemory = { overlap: data.overlap };
   if (data.step !== 'children-added') {
     // Aborted before it was split: nothing to share out.
@@ -40,10 +47,13 @@ export async function fanOut<Result>(
     memory = remembered;
     const ids = parts.map((_, index) => partJobId(job.id as string, index));
     const turns = await deps.turns.takeTurns(data.merchantId, ids);
-    await deps.queues[queueNames.bulk].addBulk(
+    // Each part's spans are children of this job's span (its own trace context is the active one).
+    const carrier = currentTraceCarrier();
+    // The parts go to their parent's shard (their ids start with its id, so they name the same shard).
+    await deps.queues.forJob(job.id as string).queues[queueNames.bulk].addBulk(
       parts.map((part, index) => ({
         name: 'bulkCancelPart',
-        data: part,
+        data: { ...part, ...carrier },
         opts: {
           jobId: ids[index],
           priority: turns[index],
@@ -56,10 +66,13 @@ export async function fanOut<Result>(
       merchantId: data.merchantId,
       requestId: data.requestId,
       acceptedAt: data.acceptedAt,
+      traceparent: data.traceparent,
+      tracestate: data.tracestate,
       step: 'children-added',
       ...memory,
     });
     deps.logger.info({ jobId: job.id, operation: job.name, parts: parts.length }, 'job split into parts');
+    annotateActiveSpan({ 'job.parts': parts.length });
   }
   if (await job.moveToWaitingChildren(token)) {
     throw new WaitingChildrenError();

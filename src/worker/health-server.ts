@@ -6,7 +6,9 @@ import { AppError } from '../shared/errors.js';
 import type { Metrics } from '../shared/metrics.js';
 import { refreshQueueDepth } from '../shared/queue/queue-depth.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import type { ShardLayout } from '../shared/queue/shards.js';
 import { checkReadiness } from '../shared/readiness.js';
+import { refreshWebhookPending } from '../shared/webhooks/webhook-pending.js';
 import { countDisabledWebhooks } from '../shared/webhooks/webhooks.repository.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -14,20 +16,21 @@ import type { WorkerDeps } from './worker-context.js';
 export function createHealthApp(deps: {
   db: Db;
   redis: RedisConnection;
-  queuePrefix: string;
+  shards: ShardLayout;
   metrics: Metrics;
   queues: WorkerDeps['queues'];
 }) {
   const app = new Hono();
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const { ready, checks } = await checkReadiness(deps.db, deps.redis, deps.queuePrefix, deps.metrics);
+    const { ready, checks } = await checkReadiness(deps.db, deps.redis, deps.shards, deps.metrics);
     return c.json({ status: ready ? 'ok' : 'unavailable', checks }, ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
     await Promise.all([
-      checkReadiness(deps.db, deps.redis, deps.queuePrefix, deps.metrics),
+      checkReadiness(deps.db, deps.redis, deps.shards, deps.metrics),
       refreshQueueDepth(deps.metrics, deps.queues),
+      refreshWebhookPending({ shards: deps.shards, redis: deps.redis, metrics: deps.metrics }),
       countDisabledWebhooks(deps.db).then(
         (count) => deps.metrics.webhooksDisabled.set(count),
         // Postgres away: keep the last value; readiness reports the outage.

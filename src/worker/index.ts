@@ -1,8 +1,8 @@
 import { loadConfigOrExit } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { closeQueues } from '../shared/queue/queues.js';
 import { closeRedis } from '../shared/queue/redis.js';
 import { installShutdown } from '../shared/shutdown.js';
+import { flushTraces } from '../shared/telemetry/trace-context.js';
 import { createHealthApp, startHealthServer } from './health-server.js';
 import { RetentionSweeper } from './retention/retention-sweeper.js';
 import { createWorkerConnections, createWorkerDeps } from './worker-deps.js';
@@ -19,7 +19,7 @@ const running = startWorkers(deps);
 const sweeper = new RetentionSweeper(deps);
 sweeper.start();
 const health = startHealthServer(
-  createHealthApp({ ...connections, queuePrefix: config.QUEUE_PREFIX, metrics: deps.metrics, queues: deps.queues }),
+  createHealthApp({ ...connections, shards: deps.shards, metrics: deps.metrics, queues: deps.queues }),
   config.WORKER_PORT,
   config.HOST,
 );
@@ -46,9 +46,10 @@ installShutdown({
         await Promise.all([running.close(), sweeper.stop()]);
       },
     ],
-    ['queues', () => closeQueues(deps.queues)],
+    ['queues', () => deps.queues.close()],
     ['health server', () => new Promise<void>((resolve) => health.close(() => resolve()))],
     ['redis', () => closeRedis(connections.redis)],
     ['database', () => connections.db.destroy()],
+    ['traces', () => flushTraces()],
   ],
 });

@@ -9,7 +9,7 @@ import type { WorkerDeps } from './worker-context.js';
 
 /** Whether the merchant asked to abort this job (or the job this part belongs to). */
 export function abortRequested(deps: WorkerDeps, merchantJobId: string): Promise<boolean> {
-  return isAbortRequested(deps.redis, deps.config.QUEUE_PREFIX, merchantJobId);
+  return isAbortRequested(deps.redis, deps.shards, merchantJobId);
 }
 
 /**

@@ -3,8 +3,9 @@ import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import type { MerchantTurns } from '../shared/queue/merchant-turns.js';
-import type { Queues } from '../shared/queue/queues.js';
+import type { ShardedQueues } from '../shared/queue/queues.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
+import type { ShardLayout } from '../shared/queue/shards.js';
 import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
 import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { AuditOutbox } from './audit-outbox.js';
@@ -17,8 +18,10 @@ export interface WorkerDeps {
   metrics: Metrics;
   /** The worker's patient Redis connection: its BullMQ workers, queues and bookkeeping use it. */
   redis: RedisConnection;
-  /** Every queue (queues.ts) on the worker's own connection: child jobs and webhook events are added there. */
-  queues: Queues;
+  /** Every queue of every shard (queues.ts) on the worker's own connection: child jobs and webhook events are added there. */
+  queues: ShardedQueues;
+  /** Which queue shard holds each merchant's keys and each job (shards.ts). */
+  shards: ShardLayout;
   /** Fair turns of bulk work between merchants, and their caps. */
   turns: MerchantTurns;
   /** Final outcomes that wait in Redis while Postgres is away. */

@@ -3,10 +3,10 @@ import { createDb, type Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { MerchantTurns } from '../shared/queue/merchant-turns.js';
-import { createQueues } from '../shared/queue/queues.js';
+import { ShardedQueues } from '../shared/queue/queues.js';
 import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
+import { ShardLayout } from '../shared/queue/shards.js';
 import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
-import { webhookQueueName } from '../shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import { AuditOutbox } from './audit-outbox.js';
 import type { WorkerDeps } from './worker-context.js';
@@ -44,7 +44,8 @@ export function createWorkerDeps(
   stopping: AbortSignal,
   metrics = new Metrics({ collectDefaults: config.METRICS_ENABLED, processName: 'worker' }),
 ): WorkerDeps {
-  const queues = createQueues(redis, config.QUEUE_PREFIX);
+  const shards = new ShardLayout(config);
+  const queues = new ShardedQueues(redis, shards);
   return {
     config,
     db,
@@ -52,10 +53,19 @@ export function createWorkerDeps(
     metrics,
     redis,
     queues,
-    turns: new MerchantTurns(redis, config.QUEUE_PREFIX),
+    shards,
+    turns: new MerchantTurns(redis, shards),
     outbox: new AuditOutbox(redis, db, logger, config.QUEUE_PREFIX),
     secrets: keyRingFromConfig(config),
-    webhooks: createWebhookNotifier({ config, db, logger, metrics, redis, queue: () => queues[webhookQueueName] }),
+    webhooks: createWebhookNotifier({
+      config,
+      db,
+      logger,
+      metrics,
+      redis,
+      shards,
+      queue: () => queues.webhooks,
+    }),
     stopping,
   };
 }

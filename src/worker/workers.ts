@@ -1,13 +1,16 @@
 import { DelayedError, type Job, type Processor, UnrecoverableError, Worker } from 'bullmq';
 import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/database-errors.js';
 import { afterCompletion, attemptFailed, finished, taken } from '../shared/jobs/job-outcome.js';
-import { type JobName, jobNames, queueNames } from '../shared/queue/job-catalogue.js';
+import { type JobName, jobNames, type QueueName, queueNames } from '../shared/queue/job-catalogue.js';
+import { tracingEnabled, withCarriedContext } from '../shared/telemetry/trace-context.js';
 import { DatabaseGate } from './database-gate.js';
 import { DeferredSliceLister } from './deferred-slice-lister.js';
 import { classifyFailure, outageDelayMs } from './job-failures.js';
+import { traceJob } from './job-spans.js';
 import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js';
 import { createBulkCancelByQueryProcessor } from './processors/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './processors/bulk-cancel-part.processor.js';
+import { ShardSlots } from './shard-slots.js';
 import { createCancelBatchProcessor } from './single-cancels/cancel-batch.processor.js';
 import { createSingleCancelCoalescer } from './single-cancels/single-cancel-coalescer.js';
 import { startWebhookDeliveryWorker } from './webhooks/webhook-delivery.worker.js';
@@ -29,8 +32,10 @@ export interface CancellationWorkers {
 const MAX_STALLED_COUNT = 20;
 
 /**
- * The BullMQ workers of one worker process: one on the single-cancel queue (high concurrency, its
- * jobs coalesced) and one on the bulk queue (low concurrency: each job is database-bound).
+ * The BullMQ workers of one worker process: for each queue shard it consumes (every shard, or those
+ * WORKER_SHARDS names; shards.ts), one on the single-cancel queue (high concurrency, its jobs coalesced)
+ * and one on the bulk queue (low concurrency: each job is database-bound). With several shards the
+ * concurrency of each kind is the process's, shared by its shards in turn (shard-slots.ts).
  */
 export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   const coalescer = createSingleCancelCoalescer(deps);
@@ -70,18 +75,30 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
     }
   };
 
+  // With tracing on each run of a job is a span in its request's trace (job-spans.ts); off, no wrapper.
+  const run: Processor = tracingEnabled() ? (job, token) => traceJob(job, () => dispatch(job, token)) : dispatch;
   const common = {
     connection: deps.redis,
-    prefix: deps.config.QUEUE_PREFIX,
     autorun: true,
     lockDuration: deps.config.WORKER_LOCK_DURATION_MS,
     stalledInterval: deps.config.WORKER_STALLED_INTERVAL_MS,
     maxStalledCount: MAX_STALLED_COUNT,
   };
-  const workers = [
-    new Worker(queueNames.single, dispatch, { ...common, concurrency: deps.config.WORKER_CANCEL_CONCURRENCY }),
-    new Worker(queueNames.bulk, dispatch, { ...common, concurrency: deps.config.WORKER_BULK_CONCURRENCY }),
-  ];
+  const concurrency: Record<QueueName, number> = {
+    [queueNames.single]: deps.config.WORKER_CANCEL_CONCURRENCY,
+    [queueNames.bulk]: deps.config.WORKER_BULK_CONCURRENCY,
+  };
+  const shards = deps.shards.consumedShards();
+  const workers: Worker[] = [];
+  for (const queueName of [queueNames.single, queueNames.bulk]) {
+    // One shard (the unsharded layout): BullMQ's own concurrency is the cap, nothing shared.
+    const slots = shards.length > 1 ? new ShardSlots(concurrency[queueName]) : undefined;
+    for (const shard of shards) {
+      const prefix = deps.shards.shardPrefix(shard);
+      const processor: Processor = slots ? (job, token) => slots.run(prefix, () => run(job, token)) : run;
+      workers.push(new Worker(queueName, processor, { ...common, prefix, concurrency: concurrency[queueName] }));
+    }
+  }
   gate.watch(workers);
   const endings = new JobEndings();
   for (const worker of workers) observe(deps, worker, endings, lister);
@@ -126,16 +143,19 @@ class JobEndings {
 /** Hands BullMQ's events about a job's end to the job's owner (job-outcome.ts), and logs worker errors. */
 function observe(deps: WorkerDeps, worker: Worker, endings: JobEndings, lister: DeferredSliceLister): void {
   // BullMQ has marked the job completed: no place after that mark can be awaited by the worker.
+  // Each in the job's trace context, so that the webhook event it queues joins the request's trace.
   worker.on('completed', (job, result) => {
-    endings.track(afterCompletion(deps, job, result));
+    endings.track(withCarriedContext(job.data, () => afterCompletion(deps, job, result)));
     // A large by-query job's rewards are listed now, after it was reported completed.
-    if (job.name === 'bulkCancelByQuery') lister.list(job.id as string);
+    if (job.name === 'bulkCancelByQuery' && typeof job.data?.merchantId === 'string') {
+      lister.list({ merchantId: job.data.merchantId, jobId: job.id as string });
+    }
   });
 
   // Only BullMQ knows, inside Redis, whether a failed attempt was the last (attempts, backoff, an
   // unrecoverable error, a job stalled too often): this event is where a worker learns it.
   worker.on('failed', (job, error) => {
-    if (job) endings.track(attemptFailed(deps, job, error));
+    if (job) endings.track(withCarriedContext(job.data, () => attemptFailed(deps, job, error)));
   });
 
   worker.on('error', (error) => {

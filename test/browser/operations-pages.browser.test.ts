@@ -2,12 +2,14 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
 import { batchIdOf } from '../../src/shared/single-cancels/member-ids.js';
+import { webhookEventId, webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { launchChromium, offlineContext } from '../helpers/browser.js';
 import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
+import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
 
 // The two pages an operator opens in the first hour, in a real (headless) Chromium on a machine
 // without internet: the API reference and the queue dashboard. The deadlines are generous: the
@@ -23,7 +25,8 @@ let browser: Browser;
 beforeAll(async () => {
   // Chromium first: when it is missing, this fails at once with the install command.
   browser = await launchChromium();
-  env = await createTestEnvironment();
+  // Webhooks to the test's own receiver on 127.0.0.1.
+  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true' });
   api = await startTestApi(env);
   worker = await startTestWorker(env);
 });
@@ -121,7 +124,7 @@ describe('/admin/queues in a browser', () => {
     });
     try {
       const page = await context.newPage();
-      const response = await page.goto(`${api.baseUrl}/admin/queues/queue/${queueNames.single}?status=completed`);
+      const response = await page.goto(`${api.adminUrl}/admin/queues/queue/${queueNames.single}?status=completed`);
       expect(response?.status()).toBe(200);
       // The dashboard is a single-page app: the job list appears once it has asked the API. It lists
       // queue jobs: the single cancel is there as the batch it was stored in.
@@ -131,6 +134,81 @@ describe('/admin/queues in a browser', () => {
       expect(blocked.filter((url) => !url.startsWith('https://fonts.googleapis.com/'))).toEqual([]);
     } finally {
       await context.close();
+    }
+  });
+
+  it('shows the webhooks queue, and a delivered event on its page', { timeout: 120_000 }, async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const put = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `${receiver.url}/hooks`, events: ['job.completed'] }),
+      });
+      expect(put.status).toBe(200);
+      const configuration = await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() });
+      const [reward] = await createRewards(env.db, {
+        merchantId: merchant.id,
+        rewardConfigurationId: configuration.id,
+        rewards: [{ playerId: 'browser-webhook-player' }],
+      });
+      const jobId = await requestCancellation(api, merchant, 'bulkCancel', { ids: [reward?.id] });
+      expect((await waitForJob(api, merchant, jobId)).state).toBe('completed');
+      await eventually(async () => (receiver.received.length > 0 ? true : undefined), { what: 'the webhook' });
+      const eventId = webhookEventId(merchant.id, jobId, 'job.completed');
+
+      const { context } = await offlineContext(browser, {
+        httpCredentials: { username: 'operator', password: env.config.ADMIN_TOKEN as string },
+      });
+      try {
+        const page = await context.newPage();
+        // The board's queue list names the webhooks queue beside the cancellation queues.
+        expect((await page.goto(`${api.adminUrl}/admin/queues`))?.status()).toBe(200);
+        await page.getByRole('link', { name: webhookQueueName }).first().waitFor({ timeout: 60_000 });
+        await page.goto(`${api.adminUrl}/admin/queues/queue/${webhookQueueName}?status=completed`);
+        await page.getByText(eventId).first().waitFor({ timeout: 60_000 });
+      } finally {
+        await context.close();
+      }
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('/admin/queues read-only (DASHBOARD_WRITE unset)', () => {
+  it('shows no write button, and refuses a write sent from the page itself', { timeout: 120_000 }, async () => {
+    expect(env.config.DASHBOARD_WRITE).toBe(false);
+    const queue = api.deps.producer.queues.forShard(null).queues[queueNames.bulk];
+    // An hour's delay: it waits there, and a writable dashboard would offer to promote or clean it.
+    const job = await queue.add('probe', {}, { jobId: 'browser-read-only-probe', delay: 3_600_000 });
+
+    const { context } = await offlineContext(browser, {
+      httpCredentials: { username: 'operator', password: env.config.ADMIN_TOKEN as string },
+    });
+    try {
+      const page = await context.newPage();
+      const response = await page.goto(`${api.adminUrl}/admin/queues/queue/${queueNames.bulk}?status=delayed`);
+      expect(response?.status()).toBe(200);
+      expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+      await page.getByText('browser-read-only-probe').first().waitFor({ timeout: 60_000 });
+      for (const name of ['Promote', 'Clean', 'Promote all', 'Clean all', 'Pause', 'Empty', 'Add job']) {
+        expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+      }
+
+      // What a button would send (bull-board's own route), from the dashboard's origin with its credentials.
+      const answer = await page.evaluate(async (path) => {
+        const written = await fetch(path, { method: 'PUT', credentials: 'same-origin' });
+        return { status: written.status, body: await written.json() };
+      }, `/admin/queues/api/queues/${queueNames.bulk}/${job.id}/promote`);
+      expect(answer).toEqual({
+        status: 403,
+        body: { errorCode: 4, errorMessage: 'The queue dashboard is read-only (DASHBOARD_WRITE)' },
+      });
+      expect(await job.getState()).toBe('delayed');
+    } finally {
+      await context.close();
+      await job.remove();
     }
   });
 });

@@ -43,4 +43,18 @@ describe('deploy/grafana/rewards-gateway-dashboard.json', () => {
       }
     }
   });
+
+  it('shows the webhooks queue, the pending deliveries by merchant, and links a slow job to its traces', () => {
+    const exprs = dashboard.panels.flatMap((panel) => panel.targets?.map((target) => target.expr) ?? []);
+    expect(exprs).toContain(
+      'max by (state) (gateway_queue_jobs{queue="webhooks", state=~"waiting|active|delayed|failed"})',
+    );
+    expect(exprs).toContain('max by (merchant) (gateway_webhook_pending)');
+    const duration = dashboard.panels.find((panel) => panel.title === 'Job duration p95 by operation') as Panel & {
+      fieldConfig: { defaults: { links?: Array<{ url: string }> } };
+    };
+    const [link] = duration.fieldConfig.defaults.links ?? [];
+    expect(link?.url).toMatch(/^\$\{jaeger_url\}\/search\?service=rewards-gateway-worker&/);
+    expect(link?.url).toMatch(/minDuration=\$\{__value\.raw\}s/);
+  });
 });

@@ -79,7 +79,7 @@ async function carryingJob(jobId: string): Promise<number> {
 
 describe('aborting a large job on two worker replicas', { timeout: 240_000 }, () => {
   it('stops within one batch per running part, counts exactly, and tells the webhook once, signed', async () => {
-    const put = await fetch(`${api.baseUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
+    const put = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ url: `${receiver.url}/hooks`, events: ['job.cancelled', 'job.completed'] }),

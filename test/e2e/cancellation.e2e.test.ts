@@ -113,15 +113,17 @@ describe('end to end: real API and worker processes', { timeout: 60_000 }, () =>
     expect(rows[3]?.cancellation_job_id).toBe(query.headers.get('x-job-id'));
   });
 
-  it('reads configurations signed as a merchant, and both processes serve health and metrics', async () => {
+  it('reads configurations signed as a merchant, and both processes serve health and metrics (the API its metrics on its admin port)', async () => {
     const response = await post('/api/v1/integration/reward-configurations/readAll', { name: 'nothing-matches-this' });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual([]);
     for (const service of [api, worker]) {
       expect((await fetch(`${service.baseUrl}/healthz`)).status).toBe(200);
-      const metrics = await (await fetch(`${service.baseUrl}/metrics`)).text();
+      const metrics = await (await fetch(`${service.adminUrl}/metrics`)).text();
       expect(metrics).toContain('gateway_queue_jobs{');
     }
+    // The API's metrics are on its admin listener only.
+    expect((await fetch(`${api.baseUrl}/metrics`)).status).toBe(404);
     const workerMetrics = await (await fetch(`${worker.baseUrl}/metrics`)).text();
     expect(workerMetrics).toMatch(/gateway_rewards_cancelled_total\{[^}]*operation="bulkCancel"[^}]*\} 2/);
     const total = await sql<{ n: number }>`SELECT count(*)::int AS n FROM cancellation_jobs`.execute(env.db);

@@ -16,7 +16,7 @@ export const cancelPaths = {
 /** The job-status body, as the route's schema declares it. */
 export type JobStatusBody = PublicJobStatus;
 
-/** Sends a signed cancel request, expects 200 with an empty body, and returns the job id. */
+/** Sends a signed cancel request, expects 200 with `{jobId}` (the X-Job-Id too), and returns the job id. */
 export async function requestCancellation(
   api: TestApi,
   merchant: MerchantCredentials,
@@ -25,9 +25,9 @@ export async function requestCancellation(
 ): Promise<string> {
   const response = await api.post(cancelPaths[operation], signedBody(merchant, fields));
   expect(response.status).toBe(200);
-  expect(await response.text()).toBe('');
   const jobId = response.headers.get('x-job-id');
   expect(jobId).toMatch(/^[0-9a-f-]{36}$/);
+  expect(await response.json()).toEqual({ jobId });
   return jobId as string;
 }
 

@@ -47,7 +47,7 @@ export async function createTestEnvironment(overrides: Record<string, string> = 
     MERCHANT_CACHE_TTL_MS: '0',
     READ_CACHE_TTL_MS: '0',
     METRICS_ENABLED: 'false',
-    ADMIN_TOKEN: 'test-admin-token-0123456789',
+    ADMIN_TOKEN: 'test-admin-token-0123456789abcdef0123',
     SECRETS_KEYS: inject('secretsKeys'),
     ...overrides,
   });
@@ -88,12 +88,15 @@ async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> 
   const redis = new Redis(redisUrl, { lazyConnect: true });
   try {
     await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
+    // The prefix's own keys and its queue shards' (`{test-x}` → `{test-x-3}`, redis-keys.ts).
+    for (const pattern of [`${prefix}:*`, `${prefix.slice(0, -1)}-*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.unlink(...keys);
+      } while (cursor !== '0');
+    }
   } finally {
     redis.disconnect();
   }

@@ -34,6 +34,8 @@ export interface MerchantFixture {
 }
 
 export interface MerchantOptions {
+  /** A chosen id (a test that needs merchants spread over queue shards the same way on every run). */
+  id?: string;
   name?: string;
   secretKey?: string;
   status?: MerchantStatus;
@@ -44,6 +46,8 @@ export interface MerchantOptions {
   rateLimitPerSecond?: number | null;
   /** 2: every request must also carry X-Signature (default 1). */
   signatureVersion?: SignatureVersion;
+  /** true: the cancel and abort routes refuse version 1 (default false). */
+  requireSignatureV2?: boolean;
 }
 
 /** The test run's key ring (global-setup.ts), as every process of the run has it. */
@@ -56,7 +60,7 @@ export function testKeyRing(): KeyRing {
 /** Secrets are stored sealed under the run's key ring, as the admin API stores them. */
 export async function createMerchant(db: Db, options: MerchantOptions = {}): Promise<MerchantFixture> {
   const ring = testKeyRing();
-  const id = randomUUID();
+  const id = options.id ?? randomUUID();
   const secretKey = options.secretKey ?? randomBytes(32).toString('hex');
   const row = await db
     .insertInto('merchants')
@@ -71,6 +75,7 @@ export async function createMerchant(db: Db, options: MerchantOptions = {}): Pro
         options.previousSecretValidUntil == null ? null : toDate(options.previousSecretValidUntil),
       rate_limit_per_second: options.rateLimitPerSecond ?? null,
       signature_version: options.signatureVersion ?? 1,
+      require_signature_v2: options.requireSignatureV2 ?? false,
     })
     .returning(['id', 'name', 'status'])
     .executeTakeFirstOrThrow();

@@ -6,11 +6,15 @@ import type { TestEnvironment } from './environment.js';
 import { eventually } from './worker.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+/** Loaded first by every service process, as in production (tracing starts only with an OTLP endpoint set). */
+export const TELEMETRY_PRELOAD = './src/shared/telemetry/telemetry.preload.ts';
 
 export interface ServiceProcess {
   process: ChildProcess;
   port: number;
   baseUrl: string;
+  /** The API's admin listener (admin API, dashboard, /metrics); the worker's health port for a worker. */
+  adminUrl: string;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   /** True while the process has neither exited nor been killed by a signal. */
@@ -41,6 +45,7 @@ export async function startService(
   extraEnv: Record<string, string | undefined> = {},
 ): Promise<ServiceProcess> {
   const port = await freePort();
+  const adminPort = kind === 'api' ? await freePort() : port;
   let output = '';
   const childEnv: Record<string, string | undefined> = {
     PATH: process.env.PATH,
@@ -51,11 +56,11 @@ export async function startService(
     SECRETS_KEYS: env.secretsKeys,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
-    ...(kind === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
+    ...(kind === 'api' ? { PORT: String(port), ADMIN_PORT: String(adminPort) } : { WORKER_PORT: String(port) }),
     ...extraEnv,
   };
   for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', `src/${kind}/index.ts`], {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', TELEMETRY_PRELOAD, `src/${kind}/index.ts`], {
     cwd: root,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -80,6 +85,7 @@ export async function startService(
     process: child,
     port,
     baseUrl,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
     output: () => output,
     alive: () => child.exitCode === null && child.signalCode === null,
     async stop(signal = 'SIGTERM') {

@@ -22,6 +22,14 @@ export async function lockTable(databaseUrl: string, table: string): Promise<Hel
   return holdInTransaction(databaseUrl, `LOCK TABLE ${pg.escapeIdentifier(table)} IN ACCESS EXCLUSIVE MODE`, []);
 }
 
+/**
+ * What a long read holds: an ACCESS SHARE lock on a table. Reads and writes go on; an `ALTER TABLE` of
+ * it waits (and, without `lock_timeout`, queues every later statement on the table behind itself).
+ */
+export async function holdReaderLock(databaseUrl: string, table: string): Promise<HeldLocks> {
+  return holdInTransaction(databaseUrl, `LOCK TABLE ${pg.escapeIdentifier(table)} IN ACCESS SHARE MODE`, []);
+}
+
 async function holdInTransaction(databaseUrl: string, statement: string, params: unknown[]): Promise<HeldLocks> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'rewards-test-locks' });
   client.on('error', () => {});

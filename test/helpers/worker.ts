@@ -1,6 +1,5 @@
 import { createLogger } from '../../src/shared/logger.js';
 import { Metrics } from '../../src/shared/metrics.js';
-import { closeQueues } from '../../src/shared/queue/queues.js';
 import { createRedis } from '../../src/shared/queue/redis.js';
 import type { WorkerDeps } from '../../src/worker/worker-context.js';
 import { createWorkerDeps } from '../../src/worker/worker-deps.js';
@@ -32,7 +31,7 @@ export async function startTestWorker(env: TestEnvironment): Promise<TestWorker>
     async close() {
       stopping.abort();
       await running.close();
-      await closeQueues(deps.queues);
+      await deps.queues.close();
       redis.disconnect();
     },
   };

@@ -83,7 +83,7 @@ describe('aborting a queued job (no worker runs)', () => {
     const response = await abort(jobId);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ jobId, operation: 'bulkCancelByQuery', state: 'cancelled' });
-    expect(await api.deps.producer.queues['bulk-cancel'].getJob(jobId)).toBeUndefined();
+    expect(await api.deps.producer.queues.forShard(null).queues['bulk-cancel'].getJob(jobId)).toBeUndefined();
     const status = (await (await fetchJobStatus(api, merchant, jobId)).json()) as { state: string };
     expect(status.state).toBe('cancelled');
 
@@ -159,7 +159,7 @@ describe('aborting a single cancel stored in a batch with others', { timeout: 60
   it('aborted once its batch was taken (the API could not withdraw it), the worker records it cancelled, nothing applied', async () => {
     const { first, second, rewards } = await twoSinglesInOneBatch('batch-taken');
     // The mark alone, as the abort route leaves it when the batch had already started.
-    await requestAbort(api.deps.redis, env.queuePrefix, first);
+    await requestAbort(api.deps.redis, api.deps.shards, first);
     const worker = await startTestWorker(env);
     try {
       expect(await waitForJob(api, merchant, second)).toMatchObject({ state: 'completed' });
@@ -178,13 +178,13 @@ describe('a single cancel aborted while its batch is run again', { timeout: 60_0
     const { first, second, rewards } = await twoSinglesInOneBatch('batch-rerun');
     // As if the batch had run once and committed the first request before its worker died: the batch has
     // started once, the reward carries the request's id, and the abort came after.
-    const queue = api.deps.producer.queues.cancel;
+    const queue = api.deps.producer.queues.forShard(null).queues.cancel;
     await api.deps.redis.hset(queue.toKey(batchIdOf(first)), 'ats', '1');
     const at = new Date();
     await cancelSingleRewards(env.db, [
       { jobId: first, merchantId: merchant.id, rewardId: rewards[0]?.id, createdAt: at, startedAt: at },
     ]);
-    await requestAbort(api.deps.redis, env.queuePrefix, first);
+    await requestAbort(api.deps.redis, api.deps.shards, first);
 
     const worker = await startTestWorker(env);
     try {

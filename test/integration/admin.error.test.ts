@@ -16,7 +16,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 type JsonResponse = Omit<Response, 'json'> & { json(): Promise<any> };
 
 async function admin(method: string, path: string, body?: unknown): Promise<JsonResponse> {
-  return fetch(`${api.baseUrl}${path}`, {
+  return fetch(`${api.adminUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),

@@ -27,7 +27,7 @@ const HOUR_MS = 60 * 60 * 1000;
 type JsonResponse = Omit<Response, 'json'> & { json(): Promise<any> };
 
 async function admin(method: string, path: string, body?: unknown): Promise<JsonResponse> {
-  return fetch(`${api.baseUrl}${path}`, {
+  return fetch(`${api.adminUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -125,8 +125,12 @@ describe('merchants', () => {
       maxQueuedJobs: null,
       rateLimitPerSecond: null,
       signatureVersion: 1,
+      requireSignatureV2: false,
     });
-    expect(await (await readAll(merchant)).json()).toEqual({ errorCode: 2, errorMessage: 'Authentication failed' });
+    expect(await (await readAll(merchant)).json()).toEqual({
+      errorCode: 2,
+      errorMessage: 'Authentication failed: this merchant is disabled; ask the operator',
+    });
 
     const elsewhere = await admin('PATCH', `/admin/v1/merchants/${merchant.id}`, {
       status: 'ACTIVE',
@@ -141,6 +145,7 @@ describe('merchants', () => {
       maxQueuedJobs: null,
       rateLimitPerSecond: null,
       signatureVersion: 1,
+      requireSignatureV2: false,
     });
     expect((await readAll(merchant)).status).toBe(403);
 
@@ -156,6 +161,7 @@ describe('merchants', () => {
       maxQueuedJobs: null,
       rateLimitPerSecond: null,
       signatureVersion: 1,
+      requireSignatureV2: false,
     });
     expect((await readAll(merchant)).status).toBe(200);
   });
@@ -180,6 +186,7 @@ describe('merchant quotas', () => {
       maxQueuedJobs: 3,
       rateLimitPerSecond: 1,
       signatureVersion: 1,
+      requireSignatureV2: false,
     });
     // What authentication hands to the routes (the producer reads maxQueuedJobs from it).
     expect(await api.deps.merchants.find(merchant.id)).toMatchObject({ maxQueuedJobs: 3, rateLimitPerSecond: 1 });
@@ -197,6 +204,7 @@ describe('merchant quotas', () => {
       maxQueuedJobs: null,
       rateLimitPerSecond: null,
       signatureVersion: 1,
+      requireSignatureV2: false,
     });
     expect(await reset.json()).toMatchObject({ maxQueuedJobs: null, rateLimitPerSecond: null });
     const burst = await Promise.all(Array.from({ length: 5 }, () => readAll(merchant)));
@@ -216,7 +224,10 @@ describe('signature version', () => {
     expect(await v2.json()).toMatchObject({ id: merchant.id, signatureVersion: 2 });
     expect(await api.deps.merchants.find(merchant.id)).toMatchObject({ signatureVersion: 2 });
     // The interface's fields alone no longer pass; with X-Signature over the very request they do.
-    expect(await (await readAll(merchant)).json()).toEqual({ errorCode: 2, errorMessage: 'Authentication failed' });
+    expect(await (await readAll(merchant)).json()).toEqual({
+      errorCode: 2,
+      errorMessage: 'Authentication failed: X-Signature header missing (this merchant signs with version 2)',
+    });
     const body = JSON.stringify(signedBody(merchant));
     const path = '/api/v1/integration/reward-configurations/readAll';
     const headers = {

@@ -60,7 +60,7 @@ function call(
 ): Promise<JsonResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (authorization !== undefined) headers.authorization = authorization;
-  return fetch(`${target.baseUrl}${path}`, {
+  return fetch(`${target.adminUrl}${path}`, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -85,7 +85,7 @@ afterAll(async () => {
 
 describe('admin token', () => {
   it('is configured for these tests', () => {
-    expect(env.config.ADMIN_TOKEN).toBe('test-admin-token-0123456789');
+    expect(env.config.ADMIN_TOKEN).toBe('test-admin-token-0123456789abcdef0123');
     expect(disabledEnv.config.ADMIN_TOKEN).toBeUndefined();
   });
 
@@ -124,7 +124,7 @@ describe('admin token', () => {
   it('checks the token before the body: a bad body without the token is still 401', async () => {
     const response = await call(api, 'POST', '/admin/v1/merchants', { name: '' }, undefined);
     expect(response.status).toBe(401);
-    const garbled = await fetch(`${api.baseUrl}/admin/v1/merchants`, {
+    const garbled = await fetch(`${api.adminUrl}/admin/v1/merchants`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{nope',
@@ -144,7 +144,7 @@ describe('admin token', () => {
   });
 
   it('makes the whole admin API absent (404) while ADMIN_TOKEN is unset', async () => {
-    for (const authorization of [undefined, 'Bearer test-admin-token-0123456789', 'Bearer ']) {
+    for (const authorization of [undefined, 'Bearer test-admin-token-0123456789abcdef0123', 'Bearer ']) {
       for (const route of routes) {
         const response = await call(disabledApi, route.method, route.path, route.body, authorization);
         expect({ route: route.path, status: response.status }).toEqual({ route: route.path, status: 404 });

@@ -52,11 +52,14 @@ interface MerchantRoute {
 
 async function expectJobQueued(response: Response, context: RouteContext): Promise<void> {
   expect(response.status).toBe(200);
-  expect(await response.text()).toBe('');
   const jobId = response.headers.get('x-job-id');
   expect(jobId).toMatch(UUID);
+  expect(await response.json()).toEqual({ jobId });
   // The answer is only given once Redis holds the job: find it there, under this file's prefix.
-  const job = await queueJobHolding(Object.values(context.api.deps.producer.queues), jobId as string);
+  const job = await queueJobHolding(
+    context.api.deps.producer.queues.listed().map(({ queue }) => queue),
+    jobId as string,
+  );
   expect(job?.data.merchantId).toBe(context.merchant.id);
 }
 
@@ -134,6 +137,18 @@ const routes: MerchantRoute[] = [
     expectServed: async (response) => {
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ rewards: [], next: null });
+    },
+  },
+  {
+    name: 'jobs/list',
+    method: 'POST',
+    path: '/api/v1/integration/jobs/list',
+    merchantIdIsUuid: true,
+    prepare: async () => ({ states: ['completed'] }),
+    invalidFields: { states: ['queued'] },
+    expectServed: async (response) => {
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ jobs: [], next: null });
     },
   },
   {
@@ -350,23 +365,34 @@ describe.each(routes)('$name', (route) => {
   });
 
   describe('who is asking', () => {
-    it('gives one identical 401 body for unknown merchant, disabled merchant, wrong hash and malformed hash', async () => {
+    it('tells unknown merchant, disabled merchant, wrong hash and malformed hash apart, echoing no secret', async () => {
       const active = await merchant();
       const disabled = await merchant({ status: 'DISABLED' });
       const { playerId: _, ...fields } = await route.prepare({ api, merchant: active, headers: {} });
-      const refusals = [
-        sign({ id: randomUUID(), secretKey: 'whatever' }, fields),
-        sign(disabled, fields),
-        sign(active, fields, { secretKey: 'not-the-secret' }),
-        sign(active, fields, { hash: '' }),
-        sign(active, fields, { hash: 'not-hex-at-all' }),
-        sign(active, fields, { hash: 'a'.repeat(65) }),
-        sign(active, fields, { hash: `0${signMessage(active.id, Date.now(), active.secretKey)}` }),
+      const timestamp = Date.now();
+      const goodHash = signMessage(active.id, timestamp, active.secretKey);
+      const refusals: Array<[Record<string, unknown>, RegExp]> = [
+        [sign({ id: randomUUID(), secretKey: 'whatever' }, fields), /unknown merchantId/],
+        [sign(disabled, fields), /merchant is disabled/],
+        [
+          sign(active, fields, { timestamp, secretKey: 'not-the-secret' }),
+          new RegExp(`does not match.*"${timestamp}"`),
+        ],
+        [sign(active, fields, { hash: '' }), /hash must be 1 to 64 hex characters/],
+        [sign(active, fields, { hash: 'not-hex-at-all' }), /hash must be 1 to 64 hex characters/],
+        [sign(active, fields, { hash: 'a'.repeat(65) }), /hash must be 1 to 64 hex characters/],
+        [sign(active, fields, { timestamp, hash: `0${goodHash}` }), /hash must be 1 to 64 hex characters/],
       ];
-      if (!route.merchantIdIsUuid) refusals.push(sign({ id: 'not-a-uuid', secretKey: 'x' }, fields));
-      const bodies = [];
-      for (const request of refusals) bodies.push(await expectError(await send(route, request), 401, 2));
-      for (const body of bodies) expect(body).toEqual(bodies[0]);
+      if (!route.merchantIdIsUuid)
+        refusals.push([sign({ id: 'not-a-uuid', secretKey: 'x' }, fields), /unknown merchantId/]);
+      for (const [request, message] of refusals) {
+        const body = await expectError(await send(route, request), 401, 2);
+        expect(body.errorMessage).toMatch(/^Authentication failed: /);
+        expect(body.errorMessage).toMatch(message);
+        for (const secret of [active.secretKey, goodHash, active.id, disabled.secretKey]) {
+          expect(body.errorMessage).not.toContain(secret);
+        }
+      }
     });
 
     it('refuses a merchant whose hash is right but who is disabled', async () => {

@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/shared/metrics.js';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
-import { closeQueues, createQueues } from '../../src/shared/queue/queues.js';
+import { ShardedQueues } from '../../src/shared/queue/queues.js';
+import { ShardLayout } from '../../src/shared/queue/shards.js';
 import { batchIdOf } from '../../src/shared/single-cancels/member-ids.js';
 import { webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createHealthApp } from '../../src/worker/health-server.js';
@@ -79,14 +80,15 @@ describe('gateway_ready', () => {
     expect(sample(await (await api.get('/metrics')).text(), 'gateway_ready{process="api"}')).toBe(1);
 
     // The worker's health server, in process, over this file's queues.
-    const queues = createQueues(redis, env.queuePrefix);
+    const shards = new ShardLayout(env.config);
+    const queues = new ShardedQueues(redis, shards);
     const metrics = new Metrics({ collectDefaults: false, processName: 'worker' });
-    const health = createHealthApp({ db: env.db, redis, queuePrefix: env.queuePrefix, metrics, queues });
+    const health = createHealthApp({ db: env.db, redis, shards, metrics, queues });
     const text = await (await health.request('/metrics')).text();
     expect(sample(text, 'gateway_ready{process="worker"}')).toBe(1);
     expect(text).toContain(`gateway_queue_oldest_waiting_age_seconds{queue="${queueNames.bulk}",process="worker"} 0`);
     expect(text).toContain(`gateway_queue_jobs{queue="${webhookQueueName}",state="waiting",process="worker"} 0`);
-    await closeQueues(queues);
+    await queues.close();
   });
 
   it('is 0 on an API whose Redis does not answer, and /readyz agrees', async () => {

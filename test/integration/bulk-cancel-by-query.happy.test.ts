@@ -155,7 +155,7 @@ describe('bulkCancelByQuery', () => {
     const status = await waitForJob(api, merchant, jobId);
     expect(status.result).toEqual({ players: 13, cancelled: 78 });
     // The parts finished and their results live on in the parent, which sums them.
-    const parent = await worker.deps.queues['bulk-cancel'].getJob(jobId);
+    const parent = await worker.deps.queues.forShard(null).queues['bulk-cancel'].getJob(jobId);
     const parts = Object.keys((await parent?.getChildrenValues()) ?? {}).filter((key) =>
       key.includes(`${jobId}.part-`),
     );
@@ -175,9 +175,9 @@ describe('bulkCancelByQuery', () => {
     // At-least-once delivery: the very same job is delivered a second time, as when its worker dies
     // after the last slice committed but before that slice's checkpoint was saved: it carries the
     // checkpoint of the slice before (one player per slice here, 6 rewards each).
-    const checkpoint = (await worker.deps.queues['bulk-cancel'].getJob(jobId))?.data.cursor;
+    const checkpoint = (await worker.deps.queues.forShard(null).queues['bulk-cancel'].getJob(jobId))?.data.cursor;
     expect(checkpoint).toMatchObject({ playerIndex: 2, cancelled: 12 });
-    await redeliver(worker.deps.queues['bulk-cancel'], jobId, 'bulkCancelByQuery', {
+    await redeliver(worker.deps.queues.forShard(null).queues['bulk-cancel'], jobId, 'bulkCancelByQuery', {
       merchantId: merchant.id,
       acceptedAt: Date.now(),
       playerIds,
@@ -198,7 +198,7 @@ describe('bulkCancelByQuery', () => {
     const { playerIds } = await scenario('stored-again', 1, 3);
     const jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds });
     const first = await waitForJob(api, merchant, jobId);
-    await redeliver(worker.deps.queues['bulk-cancel'], jobId, 'bulkCancelByQuery', {
+    await redeliver(worker.deps.queues.forShard(null).queues['bulk-cancel'], jobId, 'bulkCancelByQuery', {
       merchantId: merchant.id,
       acceptedAt: Date.now(),
       playerIds,

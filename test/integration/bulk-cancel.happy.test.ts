@@ -124,7 +124,7 @@ describe('bulkCancel', () => {
       notFound: 1,
     });
     // The parts finished and their results live on in the parent, which sums them.
-    const parent = await worker.deps.queues['bulk-cancel'].getJob(jobId);
+    const parent = await worker.deps.queues.forShard(null).queues['bulk-cancel'].getJob(jobId);
     expect(
       Object.keys((await parent?.getChildrenValues()) ?? {}).filter((key) => key.includes(`${jobId}.part-`)),
     ).toHaveLength(5);
@@ -153,7 +153,7 @@ describe('bulkCancel', () => {
     const before = await statuses(rewards.map((reward) => reward.id));
 
     // At-least-once delivery: the very same job (id and payload) is delivered a second time.
-    await redeliver(worker.deps.queues['bulk-cancel'], jobId, 'bulkCancel', {
+    await redeliver(worker.deps.queues.forShard(null).queues['bulk-cancel'], jobId, 'bulkCancel', {
       merchantId: merchant.id,
       acceptedAt: Date.now(),
       ids: rewards.map((reward) => reward.id),

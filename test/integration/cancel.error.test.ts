@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 async function waitingJobs(): Promise<number> {
-  const queues = api.deps.producer.queues;
+  const { queues } = api.deps.producer.queues.forShard(null);
   return (await queues.cancel.getWaitingCount()) + (await queues['bulk-cancel'].getWaitingCount());
 }
 
@@ -177,7 +177,7 @@ describe('job status', () => {
     } finally {
       await worker.close();
     }
-    await api.deps.producer.queues['bulk-cancel'].remove(jobId);
+    await api.deps.producer.queues.forShard(null).queues['bulk-cancel'].remove(jobId);
     const response = await fetchJobStatus(api, merchant, jobId);
     expect(response.status).toBe(200);
     const status = (await response.json()) as JobStatusBody;
@@ -196,11 +196,13 @@ describe('job status', () => {
 describe('failed jobs', () => {
   it('a malformed payload fails at once, without retries, and stays visible with its error', async () => {
     const jobId = '00000000-0000-4000-8000-0000000fa11d';
-    await api.deps.producer.queues['bulk-cancel'].add(
-      'bulkCancel',
-      { merchantId: merchant.id, acceptedAt: Date.now(), ids: ['not-a-uuid'], externalIds: [] },
-      { jobId, attempts: 5 },
-    );
+    await api.deps.producer.queues
+      .forShard(null)
+      .queues['bulk-cancel'].add(
+        'bulkCancel',
+        { merchantId: merchant.id, acceptedAt: Date.now(), ids: ['not-a-uuid'], externalIds: [] },
+        { jobId, attempts: 5 },
+      );
     const worker = await startTestWorker(env);
     try {
       const status = await waitForJob(api, merchant, jobId);
@@ -209,7 +211,7 @@ describe('failed jobs', () => {
       expect(status.error).toBe('request could not be applied');
       const admin = await api.get(`/admin/v1/jobs/${jobId}`, { authorization: `Bearer ${env.config.ADMIN_TOKEN}` });
       expect(((await admin.json()) as { error: string }).error).toMatch(/malformed job payload/);
-      const job = await api.deps.producer.queues['bulk-cancel'].getJob(jobId);
+      const job = await api.deps.producer.queues.forShard(null).queues['bulk-cancel'].getJob(jobId);
       expect(job?.attemptsMade).toBe(1);
     } finally {
       await worker.close();

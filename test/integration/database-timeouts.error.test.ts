@@ -38,8 +38,14 @@ afterAll(async () => {
 
 /** An API process's own pool (the production wiring: createApiConnections), with these settings. */
 function apiPool(settings: Partial<Config>): Db {
-  const { db, redis } = createApiConnections({ ...env.config, ...settings }, logger);
-  opened.push({ db, close: () => redis.disconnect() });
+  const { db, redis, requestRedis } = createApiConnections({ ...env.config, ...settings }, logger);
+  opened.push({
+    db,
+    close: () => {
+      redis.disconnect();
+      requestRedis.disconnect();
+    },
+  });
   return db;
 }
 

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 async function jobsStored(): Promise<number> {
-  const queues = api.deps.producer.queues;
+  const { queues } = api.deps.producer.queues.forShard(null);
   return (await queues.cancel.getJobCountByTypes()) + (await queues['bulk-cancel'].getJobCountByTypes());
 }
 

@@ -184,7 +184,7 @@ describe('reading the body', () => {
   it('lets a client leave in the middle of its body: the request ends (logged, counted) and others are answered', async () => {
     // The request counter moves only when a request has run to its end, through the access log.
     const abandoned = async () => {
-      const metrics = await (await fetch(`${api.baseUrl}/metrics`)).text();
+      const metrics = await (await fetch(`${api.adminUrl}/metrics`)).text();
       const line = metrics
         .split('\n')
         .find(

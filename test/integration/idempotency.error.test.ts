@@ -61,7 +61,7 @@ describe('Idempotency-Key errors', () => {
   it('while the first request with the key is still storing its job: 409 errorCode 13 with Retry-After 1', async () => {
     const fields = { externalId: 'in-flight' };
     // Another replica has taken the key and not yet stored its job.
-    const store = { redis: api.deps.redis, prefix: env.queuePrefix, timeoutMs: 1_000 };
+    const store = { redis: api.deps.redis, layout: api.deps.shards, timeoutMs: 1_000 };
     const held = await claimIdempotencyKey(store, merchant.id, 'key-in-flight', requestFingerprint('cancel', fields));
     const response = await send(cancelPaths.cancel, fields, 'key-in-flight');
     expect(await errorOf(response)).toMatchObject({ status: 409, errorCode: 13 });
@@ -86,7 +86,7 @@ describe('Idempotency-Key errors', () => {
       expect(await errorOf(refused)).toMatchObject({ status: 503, errorCode: 11 });
 
       // Room again: the retry with the same key is a first request, not a 409 and not a replay.
-      await api.deps.producer.queues['bulk-cancel'].obliterate({ force: true });
+      await api.deps.producer.queues.forShard(null).queues['bulk-cancel'].obliterate({ force: true });
       const retried = await eventually(
         async () => {
           const answer = await send(cancelPaths.bulkCancelByQuery, fields, 'key-refused', fresh);

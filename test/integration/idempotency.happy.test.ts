@@ -35,7 +35,7 @@ async function send(on: TestApi, operation: Operation, fields: Record<string, un
 }
 
 async function jobsStored(): Promise<number> {
-  const queues = api.deps.producer.queues;
+  const { queues } = api.deps.producer.queues.forShard(null);
   const [single, bulk] = await Promise.all([
     queues.cancel.getJobCountByTypes(),
     queues['bulk-cancel'].getJobCountByTypes(),
@@ -69,7 +69,7 @@ describe('Idempotency-Key', () => {
 
       const again = await send(api, operation, fields, key);
       expect(again.status).toBe(200);
-      expect(await again.text()).toBe('');
+      expect(await again.json()).toEqual({ jobId });
       expect(again.headers.get('x-job-id')).toBe(jobId);
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       expect(await jobsStored()).toBe(stored);
@@ -86,6 +86,17 @@ describe('Idempotency-Key', () => {
     expect(again.status).toBe(200);
     expect(again.headers.get('x-job-id')).toBe(first.headers.get('x-job-id'));
     expect(again.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('binds the key to the lists as sets: a retry with its entries reordered or repeated replays the job', async () => {
+    const first = await send(api, 'bulkCancel', { externalIds: ['set-a', 'set-b', 'set-c'] }, 'key-set');
+    const again = await send(api, 'bulkCancel', { externalIds: ['set-c', 'set-a', 'set-b', 'set-a'] }, 'key-set');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('x-job-id')).toBe(first.headers.get('x-job-id'));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const players = await send(api, 'bulkCancelByQuery', { playerIds: ['set-p1', 'set-p2'] }, 'key-set-players');
+    const reordered = await send(api, 'bulkCancelByQuery', { playerIds: ['set-p2', 'set-p1'] }, 'key-set-players');
+    expect(reordered.headers.get('x-job-id')).toBe(players.headers.get('x-job-id'));
   });
 
   it('a different key is a different request: it gets a job of its own', async () => {

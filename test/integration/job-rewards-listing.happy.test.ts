@@ -81,7 +81,7 @@ describe("a by-query job's rewards, listed by the worker", () => {
     const left = await env.db.selectFrom('job_cancel_slices').select('id').where('job_id', '=', jobId).execute();
     expect(left).toHaveLength(1);
 
-    await listDeferredSlices(env.db, jobId, { skipLocked: true });
+    await listDeferredSlices(env.db, { merchantId: merchant.id, jobId }, { skipLocked: true });
     const response = await page(jobId);
     expect(response.status).toBe(200);
     expect(((await response.json()) as { rewards: unknown[] }).rewards).toHaveLength(6);

@@ -137,7 +137,7 @@ describe('what a job cancelled', () => {
     await rewardsOf(players, 4);
     const jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: players });
     await waitForJob(api, merchant, jobId);
-    const queue = worker.deps.queues['bulk-cancel'];
+    const queue = worker.deps.queues.forShard(null).queues['bulk-cancel'];
     const job = await queue.getJob(jobId);
     await redeliver(queue, jobId, 'bulkCancelByQuery', job?.data as Record<string, unknown>);
     await waitForJob(api, merchant, jobId);

@@ -25,7 +25,7 @@ beforeAll(async () => {
   api = await startTestApi(env);
   merchant = await createMerchant(env.db);
   // No worker runs: every job stays waiting.
-  const queue = api.deps.producer.queues.cancel;
+  const queue = api.deps.producer.queues.forShard(null).queues.cancel;
   for (let start = 0; start < WAITING; start += 5_000) {
     await queue.addBulk(
       Array.from({ length: 5_000 }, (_, index) => ({
@@ -66,7 +66,7 @@ async function commandsDuring(work: () => Promise<void>): Promise<string[]> {
 
 describe('job status with a large backlog', { timeout: 60_000 }, () => {
   it('reads the job hashes only, never a list of jobs', async () => {
-    const waiting = await api.deps.producer.queues.cancel.getWaitingCount();
+    const waiting = await api.deps.producer.queues.forShard(null).queues.cancel.getWaitingCount();
     expect(waiting).toBe(WAITING);
     let status = 0;
     const commands = await commandsDuring(async () => {

@@ -1,27 +1,42 @@
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildAdminDocument, buildMerchantDocument, documentText } from '../../src/api/operations/openapi-documents.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 
-type Operation = { responses?: Record<string, unknown>; security?: Array<Record<string, string[]>> };
+type Operation = {
+  operationId?: string;
+  responses?: Record<string, { headers?: Record<string, unknown> }>;
+  security?: Array<Record<string, string[]>>;
+};
 type OpenApiDocument = {
   openapi: string;
   info: { title: string; version: string; description?: string };
   servers?: Array<{ url: string }>;
   paths: Record<string, Record<string, Operation>>;
   components?: { schemas?: Record<string, unknown>; securitySchemes?: Record<string, Record<string, unknown>> };
+  webhooks?: Record<string, Record<string, Operation>>;
 };
 
 let env: TestEnvironment;
 let api: TestApi;
 let document: OpenApiDocument;
+/** The admin listener's own document. */
+let adminDocument: OpenApiDocument;
+
+async function fetchDocument(url: string): Promise<OpenApiDocument> {
+  const response = await fetch(url);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  return (await response.json()) as OpenApiDocument;
+}
 
 beforeAll(async () => {
   env = await createTestEnvironment();
   api = await startTestApi(env);
-  const response = await api.get('/openapi.json');
-  expect(response.status).toBe(200);
-  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-  document = (await response.json()) as OpenApiDocument;
+  document = await fetchDocument(`${api.baseUrl}/openapi.json`);
+  adminDocument = await fetchDocument(`${api.adminUrl}/openapi.json`);
 });
 afterAll(async () => {
   await api?.close();
@@ -38,24 +53,117 @@ const isUndocumented = (path: string) =>
   path === '/admin/queues' ||
   path.startsWith('/admin/queues/');
 
-/** Every route a request can reach, as `METHOD path`, without middleware entries. */
-function registeredRoutes(): string[] {
-  const routes = api.app.routes
+/** Every route a request can reach on a listener, as `METHOD path`, without middleware entries. */
+function registeredRoutes(app = api.app): string[] {
+  const routes = app.routes
     .filter((route) => route.method !== 'ALL' && !route.path.includes('*') && !isUndocumented(route.path))
     .map((route) => `${route.method.toLowerCase()} ${toOpenApiPath(route.path)}`);
   return [...new Set(routes)].sort();
 }
 
-function documentedOperations(): string[] {
-  return Object.entries(document.paths)
+function documentedOperations(of = document): string[] {
+  return Object.entries(of.paths)
     .flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`))
     .sort();
 }
 
+const checkedIn = (name: string) => readFileSync(new URL(`../../openapi/${name}`, import.meta.url), 'utf8');
+
+const allOperations = (each: OpenApiDocument) =>
+  Object.entries(each.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ path, method, operation })),
+  );
+
+describe('the checked-in documents (npm run openapi)', () => {
+  it('are what the script builds from the routes, and what the server serves', () => {
+    expect(checkedIn('merchant.json')).toBe(documentText(buildMerchantDocument()));
+    expect(checkedIn('admin.json')).toBe(documentText(buildAdminDocument()));
+    expect(JSON.parse(checkedIn('merchant.json'))).toEqual(document);
+    expect(JSON.parse(checkedIn('admin.json'))).toEqual(adminDocument);
+  });
+
+  it('split merchant from admin: the merchant document has no admin or operations route', () => {
+    for (const path of Object.keys(document.paths))
+      expect(path).toMatch(/^\/api\/v1\/|^\/betSlip$|^\/healthz$|^\/readyz$/);
+    for (const path of Object.keys(adminDocument.paths))
+      expect(path).toMatch(/^\/admin\/|^\/healthz$|^\/readyz$|^\/metrics$/);
+  });
+
+  it('give every operation an operationId, unique in its document', () => {
+    for (const each of [document, adminDocument]) {
+      const ids = allOperations(each).map(({ operation }) => operation.operationId);
+      expect(ids.filter((id) => typeof id !== 'string' || !/^[a-zA-Z]+$/.test(id))).toEqual([]);
+      expect(new Set(ids).size).toBe(ids.length);
+    }
+  });
+
+  it('declare the merchant signature as a security scheme required by every merchant operation', () => {
+    expect(document.components?.securitySchemes?.merchantSignature).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Signature',
+    });
+    for (const { path, method, operation } of allOperations(document)) {
+      const signed = path.startsWith('/api/v1/') || path === '/betSlip';
+      expect(operation.security, `${method} ${path}`).toEqual(signed ? [{ merchantSignature: [] }] : undefined);
+    }
+  });
+
+  it('declare Retry-After on 409, 429 and 503, and RateLimit-* and X-Request-Id on every merchant answer', () => {
+    const signed = allOperations(document).filter(({ path }) => path.startsWith('/api/v1/') || path === '/betSlip');
+    for (const { path, method, operation } of signed) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const headers = Object.keys(response.headers ?? {});
+        expect(headers, `${method} ${path} ${status}`).toEqual(
+          expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+        );
+        if (['409', '429', '503'].includes(status))
+          expect(headers, `${method} ${path} ${status}`).toContain('Retry-After');
+      }
+    }
+  });
+
+  it('describe the three webhook events with their Standard Webhooks headers and the job status body', () => {
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual(['job.cancelled', 'job.completed', 'job.failed']);
+    for (const item of Object.values(document.webhooks ?? {})) {
+      const text = JSON.stringify(item.post);
+      for (const header of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) expect(text).toContain(header);
+      expect(text).toContain('#/components/schemas/JobStatus');
+    }
+    expect(document.components?.schemas).toHaveProperty('JobStatus');
+  });
+
+  it('carry examples that verify against docs/signing-test-vectors.json', () => {
+    const vectors = JSON.parse(checkedIn('../docs/signing-test-vectors.json')) as {
+      v1: Array<{ merchantId: string; secret: string; timestamp: number | string; hash: string }>;
+      v2: Array<{ secret: string; t: number; method: string; pathWithQuery: string; body: string; xSignature: string }>;
+    };
+    const v1 = vectors.v1[0] as (typeof vectors.v1)[number];
+    const cancel = document.components?.schemas?.CancelRequest as {
+      example: Record<string, unknown>;
+      properties: Record<string, { example?: unknown }>;
+    };
+    const { merchantId, timestamp, hash } = cancel.properties;
+    expect([merchantId?.example, timestamp?.example, hash?.example]).toEqual([v1.merchantId, v1.timestamp, v1.hash]);
+    const digest = createHmac('sha256', v1.secret).update(`${merchantId?.example}${timestamp?.example}`).digest('hex');
+    expect(digest).toBe(hash?.example);
+    // The request example, sent as JSON, with the X-Signature example: the v2 vector of a cancel.
+    const v2 = vectors.v2.find((vector) => vector.pathWithQuery === '/api/v1/integration/rewards/cancel');
+    expect(JSON.stringify(cancel.example)).toBe(v2?.body);
+    const xSignature = (document.components as { parameters: Record<string, { schema: { example: string } }> })
+      .parameters.XSignature?.schema.example;
+    expect(xSignature).toBe(v2?.xSignature);
+    const signed = createHmac('sha256', v1.secret)
+      .update(`${v2?.t}.POST./api/v1/integration/rewards/cancel.${JSON.stringify(cancel.example)}`)
+      .digest('hex');
+    expect(xSignature).toBe(`t=${v2?.t},v1=${signed}`);
+  });
+});
+
 describe('GET /openapi.json', () => {
   it('is an OpenAPI 3.1 document describing the gateway', () => {
     expect(document.openapi).toMatch(/^3\.1\./);
-    expect(document.info.title).toBe('Merchant rewards gateway');
+    expect(document.info.title).toBe('Merchant rewards gateway: merchant API');
     expect(document.info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(document.info.description).toContain('HMAC-SHA256');
     expect(document.info.description).toContain('merchantId');
@@ -67,6 +175,12 @@ describe('GET /openapi.json', () => {
     expect(routes).toContain('post /api/v1/integration/rewards/cancel');
     expect(routes).toContain('get /betSlip');
     expect(documentedOperations()).toEqual(routes);
+  });
+
+  it('documents nothing of the admin plane: it is not on this listener', () => {
+    const paths = Object.keys(document.paths);
+    expect(paths.filter((path) => path.startsWith('/admin') || path === '/metrics')).toEqual([]);
+    expect(document.components?.securitySchemes?.adminBearer).toBeUndefined();
   });
 
   it('has the shared Error schema, and every $ref resolves', () => {
@@ -109,7 +223,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents signatureVersion on the admin merchant update, request and answer', () => {
-    const schemas = document.components?.schemas as Record<string, { properties?: Record<string, unknown> }>;
+    const schemas = adminDocument.components?.schemas as Record<string, { properties?: Record<string, unknown> }>;
     expect(schemas.AdminUpdateMerchantRequest?.properties?.signatureVersion).toBeDefined();
     expect(schemas.AdminMerchant?.properties?.signatureVersion).toBeDefined();
   });
@@ -135,19 +249,31 @@ describe('GET /openapi.json', () => {
     expect(JSON.stringify(listing?.responses?.['404'])).toContain('#/components/schemas/Error');
   });
 
-  it('declares the adminBearer scheme and requires it on every admin operation', () => {
-    expect(document.components?.securitySchemes?.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
-    const adminOperations = Object.entries(document.paths)
+  it('declares the adminBearer scheme and requires it on every admin operation (admin listener)', () => {
+    expect(adminDocument.components?.securitySchemes?.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const adminOperations = Object.entries(adminDocument.paths)
       .filter(([path]) => path.startsWith('/admin/'))
       .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+    expect(adminOperations.length).toBeGreaterThanOrEqual(13);
     for (const { path, method, operation } of adminOperations) {
       expect(operation.security, `${method} ${path}`).toContainEqual({ adminBearer: [] });
     }
-    for (const [path, item] of Object.entries(document.paths).filter(([p]) => !p.startsWith('/admin/'))) {
+    for (const [path, item] of Object.entries(adminDocument.paths).filter(([p]) => !p.startsWith('/admin/'))) {
       for (const [method, operation] of Object.entries(item)) {
         expect(operation.security, `${method} ${path}`).toBeUndefined();
       }
     }
+  });
+});
+
+describe('GET /openapi.json on the admin listener', () => {
+  it('documents every route of the admin listener, with its method, and nothing else', () => {
+    const routes = registeredRoutes(api.adminApp);
+    expect(routes).toContain('patch /admin/v1/merchants/{merchantId}');
+    expect(routes).toContain('get /admin/v1/audit');
+    expect(routes).toContain('get /metrics');
+    expect(documentedOperations(adminDocument)).toEqual(routes);
+    expect(adminDocument.info.title).toBe('Merchant rewards gateway: admin plane');
   });
 });
 

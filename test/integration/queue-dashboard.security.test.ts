@@ -87,7 +87,7 @@ describe('queue dashboard writes', () => {
   let authorization: string;
 
   beforeAll(async () => {
-    env = await createTestEnvironment();
+    env = await createTestEnvironment({ DASHBOARD_WRITE: 'true' });
     api = await startTestApi(env);
     authorization = basic('ops', env.config.ADMIN_TOKEN as string);
   });
@@ -98,7 +98,7 @@ describe('queue dashboard writes', () => {
 
   // Removing completed jobs of an empty queue: a write that changes nothing here.
   const cleanCompleted = (headers: Record<string, string>) =>
-    fetch(`${api.baseUrl}${DASHBOARD}/api/queues/cancel/clean/completed`, {
+    fetch(`${api.adminUrl}${DASHBOARD}/api/queues/cancel/clean/completed`, {
       method: 'PUT',
       headers: { authorization, ...headers },
     });
@@ -119,22 +119,98 @@ describe('queue dashboard writes', () => {
 
   it('accepts writes from the dashboard page itself and from scripts', async () => {
     const sameOrigin: Array<Record<string, string>> = [
-      { 'sec-fetch-site': 'same-origin', origin: api.baseUrl },
-      { origin: api.baseUrl },
+      { 'sec-fetch-site': 'same-origin', origin: api.adminUrl },
+      { origin: api.adminUrl },
       {},
     ];
     for (const headers of sameOrigin) {
       const response = await cleanCompleted(headers);
       expect(response.status, JSON.stringify(headers)).toBe(200);
     }
+    // Each write is in the audit log, with the operator whose token made it.
+    const audit = await env.db
+      .selectFrom('admin_audit_log')
+      .select(['operator', 'action', 'target'])
+      .where('action', '=', 'dashboard.write')
+      .execute();
+    expect(audit).toEqual(
+      sameOrigin.map(() => ({
+        operator: 'admin',
+        action: 'dashboard.write',
+        target: 'PUT /api/queues/cancel/clean/completed',
+      })),
+    );
+  });
+
+  it('counts the merchant listener as another site', async () => {
+    const response = await cleanCompleted({ origin: api.baseUrl });
+    expect(response.status).toBe(403);
   });
 
   it('asks for credentials before anything else', async () => {
-    const response = await fetch(`${api.baseUrl}${DASHBOARD}/api/queues/cancel/clean/completed`, {
+    const response = await fetch(`${api.adminUrl}${DASHBOARD}/api/queues/cancel/clean/completed`, {
       method: 'PUT',
-      headers: { origin: api.baseUrl },
+      headers: { origin: api.adminUrl },
     });
     expect(response.status).toBe(401);
+  });
+});
+
+describe('queue dashboard read-only (DASHBOARD_WRITE unset)', () => {
+  let env: TestEnvironment;
+  let api: TestApi;
+  let authorization: string;
+
+  beforeAll(async () => {
+    env = await createTestEnvironment();
+    api = await startTestApi(env);
+    authorization = `Bearer ${env.config.ADMIN_TOKEN}`;
+  });
+  afterAll(async () => {
+    await api?.close();
+    await env?.close();
+  });
+
+  it('is read-only by default', () => {
+    expect(env.config.DASHBOARD_WRITE).toBe(false);
+  });
+
+  it('refuses every write with 403, changes nothing and records nothing', async () => {
+    const job = await api.deps.producer.queues
+      .forShard(null)
+      .queues.cancel.add('probe', {}, { jobId: 'dashboard-probe', delay: 3_600_000 });
+    const writes: Array<[string, string]> = [
+      ['PUT', '/api/queues/cancel/clean/completed'],
+      ['PUT', `/api/queues/${job.queueName}/${job.id}/promote`],
+      ['PUT', `/api/queues/${job.queueName}/${job.id}/clean`],
+      ['PUT', `/api/queues/${job.queueName}/pause`],
+      ['POST', `/api/queues/${job.queueName}/add`],
+      ['DELETE', `/api/queues/${job.queueName}/empty`],
+    ];
+    for (const [method, path] of writes) {
+      const response = await fetch(`${api.adminUrl}${DASHBOARD}${path}`, {
+        method,
+        headers: { authorization, 'content-type': 'application/json' },
+        body: method === 'POST' ? JSON.stringify({ name: 'x', data: {} }) : undefined,
+      });
+      expect(response.status, `${method} ${path}`).toBe(403);
+      expect(await response.json()).toEqual({
+        errorCode: 4,
+        errorMessage: 'The queue dashboard is read-only (DASHBOARD_WRITE)',
+      });
+    }
+    expect(await job.getState()).toBe('delayed');
+    expect(await api.deps.producer.queues.forShard(null).queues.cancel.isPaused()).toBe(false);
+    const audit = await env.db.selectFrom('admin_audit_log').selectAll().execute();
+    expect(audit).toEqual([]);
+  });
+
+  it('tells bull-board its queues are read-only (its UI hides the buttons)', async () => {
+    const response = await api.get(`${DASHBOARD}/api/queues`, { authorization });
+    expect(response.status).toBe(200);
+    const { queues } = (await response.json()) as { queues: Array<{ name: string; readOnlyMode: boolean }> };
+    expect(queues.length).toBeGreaterThan(0);
+    for (const queue of queues) expect(queue.readOnlyMode, queue.name).toBe(true);
   });
 });
 
@@ -155,7 +231,7 @@ describe('queue dashboard without ADMIN_TOKEN', () => {
     expect(env.config.ADMIN_TOKEN).toBeUndefined();
     const attempts: Array<Record<string, string>> = [
       {},
-      { authorization: 'Bearer test-admin-token-0123456789' },
+      { authorization: 'Bearer test-admin-token-0123456789abcdef0123' },
       { authorization: basic('a', 'b') },
     ];
     for (const headers of attempts) {

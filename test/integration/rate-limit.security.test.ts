@@ -8,6 +8,7 @@ import { createLogger } from '../../src/shared/logger.js';
 import { Metrics } from '../../src/shared/metrics.js';
 import { createRedis, type RedisConnection } from '../../src/shared/queue/redis.js';
 import { rateLimitKey } from '../../src/shared/queue/redis-keys.js';
+import { ShardLayout } from '../../src/shared/queue/shards.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
@@ -200,7 +201,7 @@ describe('while Redis cannot count, this process counts: never no limit', () => 
 function limiterOn(redisConnection: RedisConnection, timeoutMs: number, metrics: Metrics): RateLimiter {
   return new RateLimiter({
     redis: redisConnection,
-    keyPrefix: env.queuePrefix,
+    layout: new ShardLayout(env.config),
     timeoutMs,
     fallback: new LocalTokenBuckets({ maxMerchants: 100 }),
     fallbackCounter: metrics.rateLimitFallback,

@@ -5,7 +5,7 @@ import { createConfiguration, createMerchant, type MerchantFixture } from '../he
 import { signedBody } from '../helpers/signing.js';
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
-const ADMIN_TOKEN = 'cache-test-admin-token-0123';
+const ADMIN_TOKEN = 'cache-test-admin-token-0123456789abcdef';
 
 let env: TestEnvironment;
 let api: TestApi;

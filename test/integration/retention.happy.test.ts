@@ -66,8 +66,8 @@ async function job(state: string, finishedAt: Date | null, id = randomUUID()): P
     })
     .execute();
   await sql`
-    INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
-    SELECT ${id}::uuid, b, gen_random_uuid(), ARRAY[gen_random_uuid()] FROM generate_series(0, 2) b
+    INSERT INTO job_rewards (merchant_id, job_id, bucket, first_id, reward_ids)
+    SELECT ${merchant.id}::uuid, ${id}::uuid, b, gen_random_uuid(), ARRAY[gen_random_uuid()] FROM generate_series(0, 2) b
   `.execute(env.db);
   await sql`
     INSERT INTO job_cancel_slices (job_id, merchant_id, cancelled_at, player_ids)
@@ -148,6 +148,15 @@ describe('the retention sweeper', () => {
       (await createSession(env.db, { merchantId: merchant.id, playerId: 'p-c', betSlip: [bet()] })).sessionId,
     ];
 
+    // Admin audit entries: written longer ago than the retention go, recent ones stay.
+    const auditAt = [ago(2 * MINUTE), ago(2 * MINUTE), ago(10_000)];
+    for (const [index, createdAt] of auditAt.entries()) {
+      await sql`
+        INSERT INTO admin_audit_log (created_at, operator, action, target)
+        VALUES (${createdAt}, 'ops', 'merchant.update', ${`audit-${index}`})
+      `.execute(env.db);
+    }
+
     const { sweeper, metrics } = newSweeper();
     const report = await sweeper.sweep();
 
@@ -160,8 +169,11 @@ describe('the retention sweeper', () => {
         webhook_deliveries: 3,
         sessions: 10,
         bet_slip_items: 30,
+        admin_audit_log: 2,
       },
     });
+    const audit = await env.db.selectFrom('admin_audit_log').select('target').execute();
+    expect(audit).toEqual([{ target: 'audit-2' }]);
     expect(await ids('cancellation_jobs')).toEqual([...keptJobs].sort());
     expect(await countOf('job_rewards', 'job_id', expiredJobs)).toBe(0);
     expect(await countOf('job_cancel_slices', 'job_id', expiredJobs)).toBe(0);
@@ -218,7 +230,9 @@ describe('a job older than the retention', () => {
   async function views(jobId: string): Promise<number[]> {
     const status = await fetchJobStatus(api, merchant, jobId);
     const rewards = await api.post('/api/v1/integration/jobs/rewards', signedBody(merchant, { jobId }));
-    const admin = await api.get(`/admin/v1/jobs/${jobId}`, { authorization: 'Bearer test-admin-token-0123456789' });
+    const admin = await api.get(`/admin/v1/jobs/${jobId}`, {
+      authorization: 'Bearer test-admin-token-0123456789abcdef0123',
+    });
     return [status.status, rewards.status, admin.status];
   }
 

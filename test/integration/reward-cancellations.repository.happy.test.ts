@@ -467,7 +467,7 @@ describe("the listing of one-statement slices, deferred to the worker's listing"
     (await env.db.selectFrom('job_rewards').select('bucket').where('job_id', '=', jobId).execute()).length;
   // What the worker does at a job's end (listDeferredSlices), then what the API reads.
   const page = async (jobId: string, limit = 100) => {
-    await listDeferredSlices(env.db, jobId, { skipLocked: false });
+    await listDeferredSlices(env.db, { merchantId, jobId }, { skipLocked: false });
     return listJobRewards(env.db, { jobId, merchantId, after: undefined, limit });
   };
   const ids = (rows: ReadonlyArray<{ id: string }>) => rows.map((row) => row.id).sort();
@@ -541,14 +541,14 @@ describe("the listing of one-statement slices, deferred to the worker's listing"
            DELETE FROM job_cancel_slices WHERE id IN (
              SELECT id FROM job_cancel_slices WHERE job_id = $1 ORDER BY id LIMIT 10)
            RETURNING merchant_id, cancelled_at, player_ids)
-         INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
-         SELECT $1, get_byte(uuid_send(r.id), 0), r.id, ARRAY[r.id]
+         INSERT INTO job_rewards (merchant_id, job_id, bucket, first_id, reward_ids)
+         SELECT t.merchant_id, $1, get_byte(uuid_send(r.id), 0), r.id, ARRAY[r.id]
          FROM taken t JOIN rewards r ON r.merchant_id = t.merchant_id AND r.player_id = ANY(t.player_ids)
            AND r.cancellation_job_id = $1 AND r.cancelled_at = t.cancelled_at`,
         [jobId],
       );
       // A lister of another worker (skipLocked) lists the fifteen others and leaves the ten to the holder.
-      await listDeferredSlices(env.db, jobId, { skipLocked: true });
+      await listDeferredSlices(env.db, { merchantId, jobId }, { skipLocked: true });
       expect(await pendingSlices(jobId)).toBe(10);
       const reading = page(jobId);
       // The job's own last step waits on the other's ten slices; once those are committed, it goes on.

@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 async function admin(method: string, path: string, body?: unknown): Promise<Response> {
-  return fetch(`${api.baseUrl}${path}`, {
+  return fetch(`${api.adminUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),

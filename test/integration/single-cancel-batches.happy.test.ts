@@ -53,7 +53,7 @@ function enqueueTogether(owner: MerchantFixture, rewardIds: readonly string[]) {
   );
 }
 
-const singleQueue = () => api.deps.producer.queues.cancel;
+const singleQueue = () => api.deps.producer.queues.forShard(null).queues.cancel;
 
 async function jobsCarrying(jobIds: readonly string[]) {
   return env.db

@@ -178,7 +178,7 @@ describe('the body limit before authentication', { timeout: 30_000 }, () => {
       { redisUrl: server.url },
     );
     // BullMQ writes each queue's meta hash once the connection is up: let that settle before watching.
-    const metaKeys: string[] = Object.values(isolated.deps.producer.queues).map((queue) => queue.keys.meta as string);
+    const metaKeys: string[] = isolated.deps.producer.queues.listed().map(({ queue }) => queue.keys.meta as string);
     const watcher = new Redis(server.url);
     for (const deadline = Date.now() + 5_000; (await watcher.exists(metaKeys)) < metaKeys.length; ) {
       if (Date.now() > deadline) throw new Error('queue meta never written');

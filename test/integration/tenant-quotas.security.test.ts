@@ -31,13 +31,17 @@ describe('maxQueuedJobs', () => {
     const merchant = await createMerchant(env.db);
     for (let job = 0; job < 3; job++)
       await requestCancellation(api, merchant, 'bulkCancel', { externalIds: [`a-${job}`] });
-    const before = await api.deps.producer.queues['bulk-cancel'].getJobCountByTypes('prioritized', 'wait');
+    const before = await api.deps.producer.queues
+      .forShard(null)
+      .queues['bulk-cancel'].getJobCountByTypes('prioritized', 'wait');
     const refused = await bulkCancel(merchant, ['a-over']);
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ errorCode: 7 });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.headers.get('x-job-id')).toBeNull();
-    expect(await api.deps.producer.queues['bulk-cancel'].getJobCountByTypes('prioritized', 'wait')).toBe(before);
+    expect(
+      await api.deps.producer.queues.forShard(null).queues['bulk-cancel'].getJobCountByTypes('prioritized', 'wait'),
+    ).toBe(before);
   });
 
   it('lets a request that shares an identical waiting job through at the cap: it adds no job', async () => {
@@ -76,7 +80,7 @@ describe('maxQueuedJobs', () => {
       jobIds.push(await requestCancellation(api, merchant, 'bulkCancel', { externalIds: [`e-${job}`] }));
     }
     expect((await bulkCancel(merchant, ['e-over'])).status).toBe(429);
-    const gone = await api.deps.producer.queues['bulk-cancel'].getJob(jobIds[0] as string);
+    const gone = await api.deps.producer.queues.forShard(null).queues['bulk-cancel'].getJob(jobIds[0] as string);
     await gone?.remove();
     expect((await bulkCancel(merchant, ['e-over'])).status).toBe(200);
   });

@@ -32,7 +32,7 @@ type Json = Record<string, any>;
 const adminHeaders = () => ({ authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' });
 
 async function admin(method: string, path: string, body?: Json): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${api.baseUrl}/admin/v1${path}`, {
+  const response = await fetch(`${api.adminUrl}/admin/v1${path}`, {
     method,
     headers: adminHeaders(),
     ...(body ? { body: JSON.stringify(body) } : {}),

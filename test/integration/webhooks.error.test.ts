@@ -12,7 +12,7 @@ let api: TestApi;
 const UNKNOWN_MERCHANT = '11111111-2222-4333-8444-555555555555';
 
 function call(method: string, path: string, body?: unknown, rawBody?: string) {
-  return fetch(`${api.baseUrl}${path}`, {
+  return fetch(`${api.adminUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),

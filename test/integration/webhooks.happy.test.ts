@@ -45,7 +45,7 @@ const adminHeaders = () => ({
 });
 
 async function setWebhook(merchantId: string, body: Json): Promise<{ url: string; events: string[]; secret: string }> {
-  const response = await fetch(`${api.baseUrl}/admin/v1/merchants/${merchantId}/webhook`, {
+  const response = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchantId}/webhook`, {
     method: 'PUT',
     headers: adminHeaders(),
     body: JSON.stringify(body),
@@ -55,7 +55,7 @@ async function setWebhook(merchantId: string, body: Json): Promise<{ url: string
 }
 
 async function deliveries(merchantId: string): Promise<Delivery[]> {
-  const response = await fetch(`${api.baseUrl}/admin/v1/merchants/${merchantId}/webhook/deliveries`, {
+  const response = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchantId}/webhook/deliveries`, {
     headers: adminHeaders(),
   });
   expect(response.status).toBe(200);
@@ -297,7 +297,7 @@ describe('admin routes', () => {
     // The first attempt removes the webhook before it answers 500: the retry finds none.
     receiver.answer = async (request) => {
       if (request.path === '/removed') {
-        const removed = await fetch(`${api.baseUrl}/admin/v1/merchants/${own.id}/webhook`, {
+        const removed = await fetch(`${api.adminUrl}/admin/v1/merchants/${own.id}/webhook`, {
           method: 'DELETE',
           headers: adminHeaders(),
         });
@@ -312,7 +312,7 @@ describe('admin routes', () => {
     expect(delivery).toMatchObject({ attempts: 1, lastError: 'webhook removed', nextAttemptAt: null });
     expect(receiver.withId(`msg_${eventId}`)).toHaveLength(1);
 
-    const again = await fetch(`${api.baseUrl}/admin/v1/merchants/${own.id}/webhook`, {
+    const again = await fetch(`${api.adminUrl}/admin/v1/merchants/${own.id}/webhook`, {
       method: 'DELETE',
       headers: adminHeaders(),
     });

@@ -27,14 +27,14 @@ const adminHeaders = (token = env.config.ADMIN_TOKEN) => ({
 });
 
 const putWebhook = (merchantId: string, body: unknown, token?: string) =>
-  fetch(`${api.baseUrl}/admin/v1/merchants/${merchantId}/webhook`, {
+  fetch(`${api.adminUrl}/admin/v1/merchants/${merchantId}/webhook`, {
     method: 'PUT',
     headers: adminHeaders(token),
     body: JSON.stringify(body),
   });
 
 const listDeliveries = (merchantId: string, token?: string) =>
-  fetch(`${api.baseUrl}/admin/v1/merchants/${merchantId}/webhook/deliveries`, { headers: adminHeaders(token) });
+  fetch(`${api.adminUrl}/admin/v1/merchants/${merchantId}/webhook/deliveries`, { headers: adminHeaders(token) });
 
 beforeAll(async () => {
   env = await createTestEnvironment();
@@ -154,7 +154,7 @@ describe('admin webhook routes', () => {
       expect(put.status).toBe(401);
       const list = await listDeliveries(merchant.id, token);
       expect(list.status).toBe(401);
-      const removed = await fetch(`${api.baseUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
+      const removed = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
         method: 'DELETE',
         headers: adminHeaders(token),
       });

@@ -108,6 +108,14 @@ describe('loadConfig', () => {
     );
   });
 
+  it('makes 16 rewards partitions by default, 1 to 1024, and names a wrong REWARD_PARTITIONS', () => {
+    expect(loadConfig(required).REWARD_PARTITIONS).toBe(16);
+    expect(loadConfig({ ...required, REWARD_PARTITIONS: '1' }).REWARD_PARTITIONS).toBe(1);
+    for (const wrong of ['0', '1025', '2.5', 'many']) {
+      expect(errorOf({ ...required, REWARD_PARTITIONS: wrong }).message).toMatch(/^\s*REWARD_PARTITIONS: /m);
+    }
+  });
+
   it('names every wrong variable at once, and not the good ones', () => {
     const error = errorOf({ ...required, PORT: 'x', LOG_LEVEL: 'loud' });
     expect(error.message).toMatch(/^\s*PORT: /m);

@@ -32,6 +32,15 @@ describe('errorResponse', () => {
     expect(await response.json()).toEqual({ errorCode: 2, errorMessage: 'Authentication failed' });
   });
 
+  it('gives every 429 and 503 a Retry-After, one second unless its raiser said otherwise, and no other error one', async () => {
+    for (const name of ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'] as const) {
+      expect((await answering(new AppError(name)).request('/')).headers.get('retry-after')).toBe('1');
+    }
+    for (const name of ['CONFLICT', 'INTERNAL_ERROR', 'INVALID_REQUEST'] as const) {
+      expect((await answering(new AppError(name)).request('/')).headers.get('retry-after')).toBeNull();
+    }
+  });
+
   it('turns retryAfterSeconds into Retry-After, beside other headers', async () => {
     const error = new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: 3, headers: { 'X-Extra': 'yes' } });
     const response = await answering(error).request('/');

@@ -23,6 +23,12 @@ describe('the committed migrations', () => {
     expect(problems).toEqual([]);
     expect(lock.migrations.length).toBeGreaterThan(0);
   });
+
+  it('start at the one baseline that replaced the migrations of 2026-11-20 to 2026-11-24', () => {
+    const lock = JSON.parse(readFileSync(LOCK, 'utf8')) as MigrationsLock;
+    expect(lock.migrations[0]?.name).toBe('2026-11-25T0000-baseline');
+    expect(readMigrationFiles(MIGRATIONS).every((file) => file.name >= '2026-11-25T0000-baseline')).toBe(true);
+  });
 });
 
 const initial: LockedMigration = { name: '2026-11-20T0000-initial', sha256: 'a'.repeat(64) };

@@ -4,12 +4,17 @@ import { type CachedReadAll, ReadAllCache, readAllCacheKey } from '../../src/api
 const M1 = '6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f';
 const M2 = '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d';
 
+/** A cached answer of this JSON text. */
+const answerOf = (json: string): CachedReadAll => ({ body: new TextEncoder().encode(json), total: undefined });
+/** The JSON text of a cached answer. */
+const textOf = (answer: CachedReadAll) => Buffer.from(answer.body).toString();
+
 /** A loader that answers `body` and counts its calls. */
 function loader(body: string) {
   const calls = { count: 0 };
   const load = async (): Promise<CachedReadAll> => {
     calls.count++;
-    return { body, total: undefined };
+    return answerOf(body);
   };
   return { calls, load };
 }
@@ -58,7 +63,7 @@ describe('ReadAllCache', () => {
     const huge = loader('z'.repeat(400));
     await cache.get(M1, 'first', first.load);
     await cache.get(M1, 'second', second.load);
-    expect((await cache.get(M1, 'huge', huge.load)).body).toHaveLength(400);
+    expect((await cache.get(M1, 'huge', huge.load)).body.byteLength).toBe(400);
     await cache.get(M1, 'huge', huge.load);
     expect(huge.calls.count).toBe(2);
     // 100 + 150 (+ about 40 a key) fit in 400; a third 100-byte answer pushes out the oldest.
@@ -100,10 +105,10 @@ describe('ReadAllCache', () => {
     let finish: (value: CachedReadAll) => void = () => {};
     const stale = cache.get(M2, 'slow', () => new Promise<CachedReadAll>((resolve) => (finish = resolve)));
     cache.forgetMerchant(M2);
-    finish({ body: '[old]', total: undefined });
-    expect((await stale).body).toBe('[old]');
+    finish(answerOf('[old]'));
+    expect(textOf(await stale)).toBe('[old]');
     const fresh = loader('[new]');
-    expect((await cache.get(M2, 'slow', fresh.load)).body).toBe('[new]');
+    expect(textOf(await cache.get(M2, 'slow', fresh.load))).toBe('[new]');
   });
 
   describe('refresh ahead', () => {
@@ -119,7 +124,7 @@ describe('ReadAllCache', () => {
       const calls = { count: 0 };
       const load = async (): Promise<CachedReadAll> => {
         calls.count++;
-        const answer = { body, total: undefined };
+        const answer = answerOf(body);
         await new Promise<void>((resolve) => {
           release = resolve;
         });
@@ -127,19 +132,19 @@ describe('ReadAllCache', () => {
       };
       const first = cache.get(M1, 'k', load);
       release();
-      expect((await first).body).toBe('[v1]');
+      expect(textOf(await first)).toBe('[v1]');
 
       vi.setSystemTime(1_000_999); // younger than half the TTL: a plain hit
-      expect((await cache.get(M1, 'k', load)).body).toBe('[v1]');
+      expect(textOf(await cache.get(M1, 'k', load))).toBe('[v1]');
       expect(calls.count).toBe(1);
 
       body = '[v2]';
       vi.setSystemTime(1_001_000); // half the TTL: served as it is, one reload starts
-      expect((await cache.get(M1, 'k', load)).body).toBe('[v1]');
-      expect((await cache.get(M1, 'k', load)).body).toBe('[v1]');
+      expect(textOf(await cache.get(M1, 'k', load))).toBe('[v1]');
+      expect(textOf(await cache.get(M1, 'k', load))).toBe('[v1]');
       expect(calls.count).toBe(2);
       release();
-      await vi.waitFor(async () => expect((await cache.get(M1, 'k', load)).body).toBe('[v2]'));
+      await vi.waitFor(async () => expect(textOf(await cache.get(M1, 'k', load))).toBe('[v2]'));
     });
 
     it('never serves an answer longer than the TTL after it was read, even when the reload failed', async () => {
@@ -152,7 +157,7 @@ describe('ReadAllCache', () => {
         failures++;
         throw new Error('database away');
       };
-      expect((await cache.get(M1, 'k', failing)).body).toBe('[v1]');
+      expect(textOf(await cache.get(M1, 'k', failing))).toBe('[v1]');
       await vi.waitFor(() => expect(failures).toBe(1));
       vi.setSystemTime(5_002_000);
       await expect(cache.get(M1, 'k', failing)).rejects.toThrow('database away');

@@ -9,8 +9,16 @@ import {
   verifySignature,
 } from '../../src/api/auth/signature.js';
 
-// docs/interface.md publishes a test vector for integrators; it must be what our code computes.
+// docs/interface.md publishes a test vector for integrators; it must be what our code computes, and the
+// vector file the examples check themselves against must hold it.
 const interfaceDoc = readFileSync(fileURLToPath(new URL('../../docs/interface.md', import.meta.url)), 'utf8');
+const vectorFile = readFileSync(
+  fileURLToPath(new URL('../../docs/signing-test-vectors.json', import.meta.url)),
+  'utf8',
+);
+const examples = ['sign.py', 'sign.mjs'].map((file) =>
+  readFileSync(fileURLToPath(new URL(`../../examples/${file}`, import.meta.url)), 'utf8'),
+);
 
 function vectorValue(input: string): string {
   const match = new RegExp(`^\\| ${input} \\| \`([^\`]+)\` \\|$`, 'm').exec(interfaceDoc);
@@ -30,13 +38,11 @@ describe('the signature test vector of docs/interface.md', () => {
     expect(verifySignature(merchantId, timestamp, hash, secretKey)).toBe(true);
   });
 
-  it('appears unchanged in the openssl example and in both examples/ scripts', () => {
+  it('appears unchanged in the openssl example and in the vector file both examples/ scripts check', () => {
     expect(interfaceDoc).toContain(`SHA2-256(stdin)= ${hash}`);
-    for (const file of ['sign.py', 'sign.mjs']) {
-      const source = readFileSync(fileURLToPath(new URL(`../../examples/${file}`, import.meta.url)), 'utf8');
-      expect(source).toContain(hash);
-      expect(source).toContain(timestamp);
-    }
+    expect(vectorFile).toContain(`"hash": "${hash}"`);
+    expect(vectorFile).toContain(`"timestamp": ${timestamp}`);
+    for (const source of examples) expect(source).toContain('docs/signing-test-vectors.json');
   });
 });
 
@@ -64,10 +70,8 @@ describe('the version 2 test vector of docs/interface.md', () => {
     const digest = header.split('v1=')[1] as string;
     expect(interfaceDoc).toContain(`printf '%s' '${t}.${method}.${pathWithQuery}.${body}'`);
     expect(interfaceDoc).toContain(`SHA2-256(stdin)= ${digest}`);
-    for (const file of ['sign.py', 'sign.mjs']) {
-      const source = readFileSync(fileURLToPath(new URL(`../../examples/${file}`, import.meta.url)), 'utf8');
-      expect(source).toContain(header);
-      expect(source).toContain(pathWithQuery);
-    }
+    expect(vectorFile).toContain(`"xSignature": "${header}"`);
+    expect(vectorFile).toContain(`"pathWithQuery": "${pathWithQuery}"`);
+    for (const source of examples) expect(source).toContain('docs/signing-test-vectors.json');
   });
 });

@@ -12,18 +12,19 @@ import { registerCreateRewards } from './create-rewards.route.js';
 import { registerCreateSession } from './create-session.route.js';
 import { registerGetJob } from './get-job.route.js';
 import { registerGetReward } from './get-reward.route.js';
+import { registerListAudit } from './list-audit.route.js';
 import { registerRotateMerchantSecret } from './rotate-merchant-secret.route.js';
 import { registerUpdateMerchant } from './update-merchant.route.js';
 
 /**
- * The admin API (docs/design.md §9), behind ADMIN_TOKEN. The gate covers every path under /admin/v1, known
+ * The admin API (docs/design.md, "Admin plane"), on the admin listener, behind the operators' tokens. The gate covers every path under /admin/v1, known
  * or not, and runs before any body is validated: without the token nothing about a request is said.
  */
 export function registerAdminRoutes(app: App): void {
   app.openAPIRegistry.registerComponent('securitySchemes', 'adminBearer', {
     type: 'http',
     scheme: 'bearer',
-    description: 'The ADMIN_TOKEN of the deployment',
+    description: "An operator's token (ADMIN_TOKENS, ADMIN_TOKEN)",
   });
   // The token is a header: checked before a byte of the body is read (http/body-limits.ts).
   app.use('/admin/v1/*', adminAuth(), readRequestBody(adminBodyLimit));
@@ -40,4 +41,5 @@ export function registerAdminRoutes(app: App): void {
   registerGetWebhook(app);
   registerDeleteWebhook(app);
   registerListWebhookDeliveries(app);
+  registerListAudit(app);
 }

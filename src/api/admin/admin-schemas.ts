@@ -80,6 +80,14 @@ export const signatureVersionSchema = z.union([z.literal(1), z.literal(2)]).open
   example: 2,
 });
 
+/** Version 1 refused where a captured signature does harm: the cancel and abort routes. */
+export const requireSignatureV2Schema = z.boolean().openapi({
+  description:
+    'true: the cancel routes and the job abort refuse version 1 (401, errorCode 2) and require `X-Signature` ' +
+    "even while signatureVersion is 1; the read routes keep the merchant's signatureVersion. Default false.",
+  example: true,
+});
+
 /** The merchant a route's path names, or 404. */
 export async function requireMerchant(db: Db, merchantId: string): Promise<Merchant> {
   const merchant = await findMerchantById(db, merchantId);

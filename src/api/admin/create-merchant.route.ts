@@ -4,6 +4,7 @@ import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { insertMerchant } from '../repositories/merchants.repository.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
+import { auditAdminWrite } from './admin-audit.js';
 import { adminRouteMeta, allowedIpsSchema, generateSecretKey, MIN_SECRET_LENGTH } from './admin-schemas.js';
 
 const CreateMerchantRequestSchema = z
@@ -37,6 +38,7 @@ export function registerCreateMerchant(app: App): void {
   const route = createRoute({
     method: 'post',
     path: '/admin/v1/merchants',
+    operationId: 'adminCreateMerchant',
     ...adminRouteMeta,
     summary: 'Create a merchant',
     request: { body: jsonBody(CreateMerchantRequestSchema) },
@@ -49,11 +51,22 @@ export function registerCreateMerchant(app: App): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
     const secretKey = body.secretKey ?? generateSecretKey();
-    const merchant = await insertMerchant(c.get('deps').db, c.get('deps').secrets, {
-      name: body.name,
-      secretKey,
-      allowedIps: body.allowedIps ?? null,
-    });
+    const merchant = await c
+      .get('deps')
+      .db.transaction()
+      .execute(async (trx) => {
+        const created = await insertMerchant(trx, c.get('deps').secrets, {
+          name: body.name,
+          secretKey,
+          allowedIps: body.allowedIps ?? null,
+        });
+        await auditAdminWrite(c, trx, {
+          action: 'merchant.create',
+          target: created.id,
+          after: { name: created.name, status: created.status, allowedIps: created.allowed_ips },
+        });
+        return created;
+      });
     c.get('logger').info({ merchantId: merchant.id }, 'merchant created');
     return c.json({ id: merchant.id, name: merchant.name, secretKey, status: merchant.status }, 201);
   });

@@ -10,6 +10,7 @@ import {
 } from '../repositories/reward-configurations.repository.js';
 import { adminErrorResponses, identifier, jsonBody, RewardConfigurationSchema } from '../schemas.js';
 import { rawJson } from '../typed-responses.js';
+import { auditAdminWrite } from './admin-audit.js';
 import {
   adminRouteMeta,
   currencyCodeSchema,
@@ -68,6 +69,7 @@ export function registerCreateRewardConfiguration(app: App): void {
   const route = createRoute({
     method: 'post',
     path: '/admin/v1/merchants/{merchantId}/reward-configurations',
+    operationId: 'adminCreateRewardConfiguration',
     ...adminRouteMeta,
     summary: 'Create a reward configuration with its games and bet constraints',
     description: 'Answers the configuration exactly as readAll shows it.',
@@ -89,8 +91,8 @@ export function registerCreateRewardConfiguration(app: App): void {
 
     let id: string;
     try {
-      id = await db.transaction().execute((trx) =>
-        insertRewardConfiguration(trx, {
+      id = await db.transaction().execute(async (trx) => {
+        const created = await insertRewardConfiguration(trx, {
           merchantId,
           externalId: body.externalId ?? null,
           name: body.name,
@@ -101,8 +103,14 @@ export function registerCreateRewardConfiguration(app: App): void {
           endDate: body.endDate,
           durationMinutes: body.duration,
           games: body.games,
-        }),
-      );
+        });
+        await auditAdminWrite(c, trx, {
+          action: 'reward-configuration.create',
+          target: merchantId,
+          after: { id: created, externalId: body.externalId ?? null, name: body.name, status: body.status },
+        });
+        return created;
+      });
     } catch (error) {
       if (isUniqueViolation(error, CONFIGURATION_EXTERNAL_ID_KEY)) {
         throw new AppError(

@@ -11,6 +11,7 @@ import {
   REWARD_EXTERNAL_ID_KEY,
 } from '../repositories/rewards.repository.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
+import { auditAdminWrite } from './admin-audit.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from './admin-schemas.js';
 
 const MAX_REWARDS_PER_REQUEST = 10_000;
@@ -54,6 +55,7 @@ export function registerCreateRewards(app: App): void {
   const route = createRoute({
     method: 'post',
     path: '/admin/v1/merchants/{merchantId}/rewards',
+    operationId: 'adminCreateRewards',
     ...adminRouteMeta,
     summary: 'Assign 1 to 10,000 rewards to players',
     description: 'All or nothing: one bad entry rejects the request, naming its index.',
@@ -91,7 +93,15 @@ export function registerCreateRewards(app: App): void {
     if (takenAt >= 0) throw duplicateExternalId(`rewards[${takenAt}].externalId`);
 
     try {
-      const inserted = await insertRewards(db, merchantId, rewards);
+      const inserted = await db.transaction().execute(async (trx) => {
+        const created = await insertRewards(trx, merchantId, rewards);
+        await auditAdminWrite(c, trx, {
+          action: 'rewards.create',
+          target: merchantId,
+          after: { count: created.length, rewardConfigurationIds: configurationIds },
+        });
+        return created;
+      });
       c.get('logger').info({ merchantId, rewards: inserted.length }, 'rewards created');
       return c.json(
         {

@@ -9,6 +9,7 @@ import {
 import { generateSessionToken } from '../../shared/session-token.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, identifier, jsonBody } from '../schemas.js';
+import { auditAdminWrite } from './admin-audit.js';
 import {
   adminRouteMeta,
   currencyCodeSchema,
@@ -97,6 +98,7 @@ export function registerCreateSession(app: App): void {
   const route = createRoute({
     method: 'post',
     path: '/admin/v1/merchants/{merchantId}/sessions',
+    operationId: 'adminCreateSession',
     ...adminRouteMeta,
     summary: 'Create a game session (player, wallet balance, bet slip) for /betSlip',
     description: 'Creates or updates the player and sets the wallet balance in the session currency.',
@@ -116,8 +118,8 @@ export function registerCreateSession(app: App): void {
     const token = body.authToken ?? generateSessionToken();
     const expiresAt = body.expiresAt ?? null;
     try {
-      await db.transaction().execute((trx) =>
-        insertSession(trx, {
+      await db.transaction().execute(async (trx) => {
+        await insertSession(trx, {
           merchantId,
           playerId: body.playerId,
           token,
@@ -132,8 +134,14 @@ export function registerCreateSession(app: App): void {
             betSlipId: bet.betSlipId ?? null,
             margin: bet.margin ?? null,
           })),
-        }),
-      );
+        });
+        // The session token is a credential: only whose session, and until when.
+        await auditAdminWrite(c, trx, {
+          action: 'session.create',
+          target: merchantId,
+          after: { playerId: body.playerId, expiresAt: expiresAt?.getTime() ?? null },
+        });
+      });
     } catch (error) {
       if (isUniqueViolation(error, SESSION_TOKEN_DIGEST_KEY)) {
         throw new AppError('INVALID_REQUEST', 'authToken: already used by another session');

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { AdminJobStatusSchema } from '../../shared/job-status-schema.js';
 import type { App } from '../context.js';
-import { findJobStatus } from '../jobs/job-status.js';
+import { findJobStatus, primaryJobRecords } from '../jobs/job-status.js';
 import { adminErrorResponses } from '../schemas.js';
 import { adminRouteMeta } from './admin-schemas.js';
 
@@ -10,6 +10,7 @@ export function registerGetJob(app: App): void {
   const route = createRoute({
     method: 'get',
     path: '/admin/v1/jobs/{jobId}',
+    operationId: 'adminGetJob',
     ...adminRouteMeta,
     summary: "Any merchant's cancellation job: state, progress and counts",
     request: {
@@ -29,8 +30,8 @@ export function registerGetJob(app: App): void {
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('param');
-    const { redis, config, db } = c.get('deps');
-    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS);
+    const { redis, config, db, shards } = c.get('deps');
+    const status = await findJobStatus(redis, shards, primaryJobRecords(db), jobId, config.RETENTION_MS, undefined);
     if (!status) throw new AppError('NOT_FOUND', 'Job not found');
     return c.json(status, 200);
   });

@@ -27,6 +27,7 @@ export function registerGetReward(app: App): void {
   const route = createRoute({
     method: 'get',
     path: '/admin/v1/merchants/{merchantId}/rewards/{rewardId}',
+    operationId: 'adminGetReward',
     ...adminRouteMeta,
     summary: 'One reward, with its cancellation if any',
     request: { params: RewardParamsSchema },

@@ -3,6 +3,7 @@ import { AppError } from '../../shared/errors.js';
 import type { App } from '../context.js';
 import { rotateMerchantSecret } from '../repositories/merchants.repository.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
+import { auditAdminWrite } from './admin-audit.js';
 import { adminRouteMeta, generateSecretKey, MerchantIdParamsSchema } from './admin-schemas.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -35,6 +36,7 @@ export function registerRotateMerchantSecret(app: App): void {
   const route = createRoute({
     method: 'post',
     path: '/admin/v1/merchants/{merchantId}/secret-rotations',
+    operationId: 'adminRotateMerchantSecret',
     ...adminRouteMeta,
     summary: "Replace a merchant's secret, keeping the old one valid for a while",
     description: 'The body may be `{}`. A secret replaced earlier (the previous-but-one) stops verifying at once.',
@@ -50,14 +52,28 @@ export function registerRotateMerchantSecret(app: App): void {
     const { previousValidForMs } = c.req.valid('json');
     const previousValidUntil = new Date(Date.now() + previousValidForMs);
     const secretKey = generateSecretKey();
-    const merchant = await rotateMerchantSecret(
-      c.get('deps').db,
-      c.get('deps').secrets,
-      merchantId,
-      secretKey,
-      // An old secret valid for no time is not kept at all (nothing sealed lingers to be cleared later).
-      previousValidForMs === 0 ? null : previousValidUntil,
-    );
+    const merchant = await c
+      .get('deps')
+      .db.transaction()
+      .execute(async (trx) => {
+        const rotated = await rotateMerchantSecret(
+          trx,
+          c.get('deps').secrets,
+          merchantId,
+          secretKey,
+          // An old secret valid for no time is not kept at all (nothing sealed lingers to be cleared later).
+          previousValidForMs === 0 ? null : previousValidUntil,
+        );
+        // The secrets themselves never go into the log: only when the old one stops.
+        if (rotated) {
+          await auditAdminWrite(c, trx, {
+            action: 'merchant.secret.rotate',
+            target: merchantId,
+            after: { previousValidUntil: previousValidForMs === 0 ? null : previousValidUntil.getTime() },
+          });
+        }
+        return rotated;
+      });
     if (!merchant) throw new AppError('NOT_FOUND', 'Merchant not found');
     c.get('deps').merchants.forget(merchantId);
     c.get('logger').info({ merchantId, previousValidUntil }, 'merchant secret rotated');

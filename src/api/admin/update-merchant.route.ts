@@ -1,15 +1,17 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { merchantStatuses } from '../../shared/db/schema.js';
+import { type Merchant, merchantStatuses } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { updateMerchant } from '../repositories/merchants.repository.js';
+import { lockMerchant, updateMerchant } from '../repositories/merchants.repository.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
+import { auditAdminWrite } from './admin-audit.js';
 import {
   adminRouteMeta,
   allowedIpsSchema,
   MerchantIdParamsSchema,
   quotaSchema,
+  requireSignatureV2Schema,
   signatureVersionSchema,
 } from './admin-schemas.js';
 
@@ -30,6 +32,7 @@ const UpdateMerchantRequestSchema = z
       example: 50,
     }),
     signatureVersion: signatureVersionSchema.optional(),
+    requireSignatureV2: requireSignatureV2Schema.optional(),
   })
   .openapi('AdminUpdateMerchantRequest');
 
@@ -46,6 +49,7 @@ const MerchantSchema = z
       .nullable()
       .openapi({ description: "The merchant's own rate limit; null: the default" }),
     signatureVersion: signatureVersionSchema,
+    requireSignatureV2: requireSignatureV2Schema,
   })
   .openapi('AdminMerchant');
 
@@ -53,12 +57,14 @@ export function registerUpdateMerchant(app: App): void {
   const route = createRoute({
     method: 'patch',
     path: '/admin/v1/merchants/{merchantId}',
+    operationId: 'adminUpdateMerchant',
     ...adminRouteMeta,
-    summary: 'Enable or disable a merchant, or change its source allow-list, quotas or signature version',
+    summary: 'Enable or disable a merchant, or change its source allow-list, quotas or signature rules',
     description:
       'Fields left out keep their value; `allowedIps: null` allows any source; `maxQueuedJobs: null` and ' +
       '`rateLimitPerSecond: null` return to the deployment defaults. `signatureVersion: 2` makes every request of ' +
-      'the merchant also carry the body-bound `X-Signature` header (`1`, the default, drops that requirement).',
+      'the merchant also carry the body-bound `X-Signature` header (`1`, the default, drops that requirement); ' +
+      '`requireSignatureV2: true` requires it on the cancel and abort routes only, refusing version 1 there.',
     request: { params: MerchantIdParamsSchema, body: jsonBody(UpdateMerchantRequestSchema) },
     responses: {
       200: {
@@ -72,7 +78,23 @@ export function registerUpdateMerchant(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     const changes = c.req.valid('json');
-    const merchant = await updateMerchant(c.get('deps').db, merchantId, changes);
+    // The change and its audit row in one transaction: the log holds a change exactly when it happened.
+    const merchant = await c
+      .get('deps')
+      .db.transaction()
+      .execute(async (trx) => {
+        const before = await lockMerchant(trx, merchantId);
+        if (!before) return undefined;
+        const after = await updateMerchant(trx, merchantId, changes);
+        if (!after) return undefined;
+        await auditAdminWrite(c, trx, {
+          action: 'merchant.update',
+          target: merchantId,
+          before: merchantSettings(before),
+          after: merchantSettings(after),
+        });
+        return after;
+      });
     if (!merchant) throw new AppError('NOT_FOUND', 'Merchant not found');
     // Other API processes see the change when their cache entry expires (MERCHANT_CACHE_TTL_MS).
     c.get('deps').merchants.forget(merchantId);
@@ -86,8 +108,20 @@ export function registerUpdateMerchant(app: App): void {
         maxQueuedJobs: merchant.max_queued_jobs,
         rateLimitPerSecond: merchant.rate_limit_per_second,
         signatureVersion: merchant.signature_version,
+        requireSignatureV2: merchant.require_signature_v2,
       },
       200,
     );
   });
+}
+
+/** The settings of a merchant an admin may change, as the audit log keeps them (no secret). */
+function merchantSettings(merchant: Merchant): Record<string, unknown> {
+  return {
+    status: merchant.status,
+    allowedIps: merchant.allowed_ips,
+    maxQueuedJobs: merchant.max_queued_jobs,
+    rateLimitPerSecond: merchant.rate_limit_per_second,
+    signatureVersion: merchant.signature_version,
+  };
 }

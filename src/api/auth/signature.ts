@@ -56,6 +56,14 @@ export interface BodyBoundRequest {
   body: Uint8Array | string;
 }
 
+/** A verified `X-Signature`, for the replay record of the cancel routes (enqueue-cancellation.ts). */
+export interface BodyBoundSignature {
+  /** The header as sent: kept in memory only, and stored only as a digest. */
+  value: string;
+  /** Its `t`, epoch ms: the replay record lives until `t` leaves the signature window. */
+  timestamp: number;
+}
+
 export interface SignatureHeader {
   timestamp: number;
   /** The 32 bytes of the digest sent. */

@@ -4,11 +4,40 @@ import { AppError } from '../../shared/errors.js';
 import type { JobStateName, JobStatus } from '../../shared/job-status-schema.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
 import { operations, queueNames } from '../../shared/queue/job-catalogue.js';
+import { JOB_OWNER_FIELD } from '../../shared/queue/job-owner.js';
 import type { RedisConnection } from '../../shared/queue/redis.js';
 import { abortKey, jobChildrenKeys, jobKey, keyLifetimes, WITHDRAWN } from '../../shared/queue/redis-keys.js';
+import type { ShardLayout } from '../../shared/queue/shards.js';
 import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
 import { batchIdOf } from '../../shared/single-cancels/member-ids.js';
 import { outcomeCounts } from '../../shared/single-cancels/outcome-counts.js';
+import type { ReadRouter } from '../reads/read-router.js';
+
+/**
+ * Reads a job's audit row (`cancellation_jobs`) by merchant and id; `merchantId` undefined (the admin
+ * API) scans by id alone.
+ */
+export type JobRecordReader = (
+  merchantId: string | undefined,
+  jobId: string,
+) => Promise<CancellationJobRow | undefined>;
+
+/** From the primary: for whoever acts on the answer (abort, the admin API). */
+export function primaryJobRecords(db: Db): JobRecordReader {
+  return (merchantId, jobId) => findJobRecord(db, merchantId, jobId);
+}
+
+/**
+ * Through the read router: a finished job's row never changes again, so the replica's copy is as good
+ * as the primary's. A row the replica does not have yet, or has not seen finish, may only be lagging:
+ * the primary is asked too (its answer wins, unless it is down).
+ */
+export function finishedJobRecords(reads: ReadRouter): JobRecordReader {
+  return (merchantId, jobId) =>
+    reads.read('jobStatus', (db) => findJobRecord(db, merchantId, jobId), {
+      accept: (row) => row !== undefined && isFinished(row.state),
+    });
+}
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -16,8 +45,8 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * Reads one job in one round trip: a bulk job's own hash (KEYS[2]) with its parts' bookkeeping
  * (KEYS[3], KEYS[4]), or a single cancel's batch (KEYS[5]), and its abort mark (KEYS[1]; ARGV[2] the
  * withdrawn mark's value). Nothing here grows with the number of jobs queued: no list is scanned
- * (BullMQ's getState walks the waiting lists). The merchant id is read from the start of the payload,
- * where every payload has it, so a large payload is not sent back over the wire.
+ * (BullMQ's getState walks the waiting lists). The merchant is the hash's owner field (ARGV[3],
+ * job-owner.ts), so a large payload is neither searched nor sent back over the wire.
  *
  * A single cancel has no hash of its own (member-ids.ts): while its batch (named by the id) has not
  * finished and lists it (ARGV[1]), the batch's times are its own. A finished batch's members, and a
@@ -27,9 +56,9 @@ const READ_JOB = `
 local mark = redis.call('GET', KEYS[1])
 if mark == ARGV[2] then return false end
 local aborted = mark and 1 or 0
-local f = redis.call('HMGET', KEYS[2], 'name', 'timestamp', 'processedOn', 'finishedOn', 'progress', 'returnvalue', 'failedReason', 'data')
+local f = redis.call('HMGET', KEYS[2], 'name', 'timestamp', 'processedOn', 'finishedOn', 'progress', 'returnvalue', 'failedReason', ARGV[3])
 if f[1] then
-  local merchant = string.match(string.sub(f[8] or '', 1, 1024), '"merchantId":"([^"]+)"')
+  local merchant = f[8]
   local processed, pending = 0, 0
   if not f[4] then
     processed = redis.call('HLEN', KEYS[3])
@@ -38,10 +67,9 @@ if f[1] then
   return {f[1], f[2] or false, f[3] or false, f[4] or false, f[5] or false, f[6] or false, f[7] or false,
     merchant or false, processed, pending, aborted}
 end
-f = redis.call('HMGET', KEYS[5], 'timestamp', 'processedOn', 'finishedOn', 'data')
+f = redis.call('HMGET', KEYS[5], 'timestamp', 'processedOn', 'finishedOn', 'data', ARGV[3])
 if f[4] and not f[3] and string.find(f[4], '"jobId":"' .. ARGV[1] .. '"', 1, true) then
-  local merchant = string.match(string.sub(f[4], 1, 1024), '"merchantId":"([^"]+)"')
-  return {'cancel', f[1] or false, f[2] or false, false, false, false, false, merchant or false, 0, 0, aborted}
+  return {'cancel', f[1] or false, f[2] or false, false, false, false, false, f[5] or false, 0, 0, aborted}
 end
 return false
 `;
@@ -65,6 +93,10 @@ type RawJob = [
  * `cancellation_jobs` table, which keeps it after Redis has forgotten the job. O(1) in Redis whatever
  * the backlog; a Postgres outage makes the second read fail (the API answers 503).
  *
+ * `merchantId`: the merchant asking (its key in Postgres: another merchant's job is not found there);
+ * undefined for the admin API, which looks a job up by its id alone (a scan of `cancellation_jobs`, whose
+ * key starts with the merchant: an operator's occasional read, never a merchant's).
+ *
  * A job that finished more than `retentionMs` ago is not found, wherever it is still held: the
  * retention sweeper removes its audit row (docs/design.md §13), and Redis keeps finished jobs for their
  * own time (an hour, failed ones 7 days), which may be longer than RETENTION_MS (down to a minute). So
@@ -72,23 +104,27 @@ type RawJob = [
  */
 export async function findJobStatus(
   redis: RedisConnection,
-  queuePrefix: string,
-  db: Db,
+  shards: ShardLayout,
+  jobRecords: JobRecordReader,
   jobId: string,
   retentionMs: number,
+  merchantId: string | undefined,
 ): Promise<JobStatus | null> {
-  const status = await readJobStatus(redis, queuePrefix, db, jobId);
+  const status = await readJobStatus(redis, shards, jobRecords, jobId, merchantId);
   if (status?.finishedAt != null && status.finishedAt < Date.now() - retentionMs) return null;
   return status;
 }
 
 async function readJobStatus(
   redis: RedisConnection,
-  queuePrefix: string,
-  db: Db,
+  shards: ShardLayout,
+  jobRecords: JobRecordReader,
   jobId: string,
+  merchantId: string | undefined,
 ): Promise<JobStatus | null> {
   if (!JOB_ID.test(jobId)) return null;
+  // Every key of the job is under its shard's prefix, which the id names: one slot, one round trip.
+  const queuePrefix = shards.jobPrefix(jobId);
   const bulkJob = jobKey(queuePrefix, queueNames.bulk, jobId);
   const children = jobChildrenKeys(bulkJob);
   const keys = [
@@ -100,7 +136,7 @@ async function readJobStatus(
   ];
   let raw: RawJob | null;
   try {
-    raw = (await redis.eval(READ_JOB, keys.length, ...keys, jobId, WITHDRAWN)) as RawJob | null;
+    raw = (await redis.eval(READ_JOB, keys.length, ...keys, jobId, WITHDRAWN, JOB_OWNER_FIELD)) as RawJob | null;
   } catch (error) {
     // Redis away: the job may be there, so "not found" from Postgres would be wrong.
     throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });
@@ -109,11 +145,11 @@ async function readJobStatus(
     const fromQueue = statusFromHash(jobId, raw);
     if (fromQueue && !mayBeWithdrawnUnmarked(fromQueue)) return fromQueue;
     if (fromQueue) {
-      const row = await findJobRecord(db, jobId);
+      const row = await jobRecords(merchantId ?? fromQueue.merchantId, jobId);
       return row && isFinished(row.state) ? statusFromRow(row) : fromQueue;
     }
   }
-  const row = await findJobRecord(db, jobId);
+  const row = await jobRecords(merchantId, jobId);
   return row ? statusFromRow(row) : null;
 }
 
@@ -187,7 +223,8 @@ function parseResult(returnvalue: string | null): Record<string, number> | null 
   }
 }
 
-function statusFromRow(row: CancellationJobRow): JobStatus {
+/** A job as its audit row tells it (also the jobs/list route's view of every job it lists). */
+export function statusFromRow(row: CancellationJobRow): JobStatus {
   let counts: Record<string, number | null>;
   if (row.outcome !== null) counts = { ...outcomeCounts(row.outcome) };
   else if (row.operation === 'bulkCancelByQuery') counts = { players: row.players, cancelled: row.cancelled };

@@ -1,18 +1,14 @@
 import type { Queue } from 'bullmq';
 import { withDeadline } from '../../shared/deadline.js';
 import { AppError } from '../../shared/errors.js';
-import {
-  type JobPayload,
-  jobCatalogue,
-  newJobId,
-  type Operation,
-  type QueueName,
-  queueNames,
-} from '../../shared/queue/job-catalogue.js';
+import { type JobPayload, jobCatalogue, type Operation, queueNames } from '../../shared/queue/job-catalogue.js';
+import { recordJobOwner } from '../../shared/queue/job-owner.js';
 import { MerchantTurns } from '../../shared/queue/merchant-turns.js';
-import { closeQueues, createQueues, type Queues } from '../../shared/queue/queues.js';
+import { ShardedQueues } from '../../shared/queue/queues.js';
 import type { RedisConnection } from '../../shared/queue/redis.js';
 import { jobKey } from '../../shared/queue/redis-keys.js';
+import type { ShardLayout } from '../../shared/queue/shards.js';
+import { currentTraceCarrier, inSpan, tracingEnabled } from '../../shared/telemetry/trace-context.js';
 import {
   SingleCancelBatcher,
   type SingleCancelPayload,
@@ -26,10 +22,11 @@ export interface EnqueuedJob {
 }
 
 export interface ProducerOptions {
-  prefix: string;
+  /** Which queue shard each merchant's work goes to (shards.ts). */
+  layout: ShardLayout;
   /** How long the API waits for Redis to store a job before it answers 503. */
   timeoutMs: number;
-  /** Operators' cap of waiting jobs per queue (0: none). */
+  /** Operators' cap of waiting jobs per queue of each shard (0: none). */
   maxWaitingPerQueue: number;
 }
 
@@ -37,6 +34,23 @@ type BulkJobName = Exclude<Operation, 'cancel'>;
 
 /** What each operation stores: a single cancel joins a batch, a bulk operation is a job of its own. */
 export type OperationPayload<O extends Operation> = O extends BulkJobName ? JobPayload<O> : SingleCancelPayload;
+
+/**
+ * The cause of a failed store whose outcome is not known: the deadline passed, or Redis failed while
+ * the job was being added. The job may still be stored, under the id the caller chose: an idempotency
+ * record that names that id must then stay (idempotency.ts), or a retry could queue a second job.
+ */
+class StoreOutcomeUnknownError extends Error {
+  constructor(cause?: unknown) {
+    super('the job may or may not have been stored', { cause });
+    this.name = 'StoreOutcomeUnknownError';
+  }
+}
+
+/** True when `error` (from `enqueue`) leaves open whether the job was stored. */
+export function isStoreOutcomeUnknown(error: unknown): boolean {
+  return error instanceof AppError && error.cause instanceof StoreOutcomeUnknownError;
+}
 
 /** How long a refused caller is asked to wait before it tries again. */
 const QUEUE_FULL_RETRY_SECONDS = 5;
@@ -48,25 +62,31 @@ const QUEUE_FULL_RETRY_SECONDS = 5;
  * (see merchant-turns.ts).
  */
 export class CancellationProducer {
-  private created: Queues | null = null;
-  private readonly waiting = new Map<QueueName, { count: number; checkedAt: number }>();
+  private created: ShardedQueues | null = null;
+  private readonly waiting = new Map<Queue, { count: number; checkedAt: number }>();
   private readonly turns: MerchantTurns;
   private readonly singles: SingleCancelBatcher;
+  /** Read once: with tracing off, enqueue makes no span and copies no payload. */
+  private readonly tracing = tracingEnabled();
 
   constructor(
     private readonly connection: RedisConnection,
     private readonly options: ProducerOptions,
   ) {
-    this.turns = new MerchantTurns(connection, options.prefix);
-    this.singles = new SingleCancelBatcher(connection, options.prefix, () => this.queues[queueNames.single]);
+    this.turns = new MerchantTurns(connection, options.layout);
+    this.singles = new SingleCancelBatcher(
+      connection,
+      options.layout,
+      (merchantId) => this.queues.forMerchant(merchantId).queues[queueNames.single],
+    );
     // BullMQ reads the server version once when a queue is built, and with the offline queue off that
     // read fails while Redis is still connecting; so the queues are built once the connection is ready.
     if (connection.status === 'ready') this.createQueues();
     else connection.once('ready', () => this.createQueues());
   }
 
-  /** Every queue (queues.ts), once Redis has been reached; until then every use is SERVICE_UNAVAILABLE. */
-  get queues(): Queues {
+  /** Every queue of every shard (queues.ts), once Redis has been reached; until then every use is SERVICE_UNAVAILABLE. */
+  get queues(): ShardedQueues {
     if (!this.created) {
       throw new AppError('SERVICE_UNAVAILABLE', undefined, {
         retryAfterSeconds: 1,
@@ -81,7 +101,7 @@ export class CancellationProducer {
   }
 
   private createQueues(): void {
-    if (!this.created) this.created = createQueues(this.connection, this.options.prefix);
+    if (!this.created) this.created = new ShardedQueues(this.connection, this.options.layout);
   }
 
   /**
@@ -94,22 +114,48 @@ export class CancellationProducer {
     payload: OperationPayload<N>,
     deduplicationId: string,
     maxQueuedJobs = 0,
+    plannedJobId: string = this.options.layout.newJobId(payload.merchantId),
   ): Promise<EnqueuedJob> {
+    if (!this.tracing) return this.store(name, payload, deduplicationId, maxQueuedJobs, plannedJobId);
+    // The job carries the enqueue span's context: the worker's spans of it join the request's trace.
+    return inSpan(
+      `enqueue ${name}`,
+      { kind: 'producer', attributes: { 'job.kind': name, 'merchant.id': payload.merchantId } },
+      async (span) => {
+        const traced = { ...payload, ...currentTraceCarrier() };
+        const enqueued = await this.store(name, traced, deduplicationId, maxQueuedJobs, plannedJobId);
+        span.setAttributes({ 'job.id': enqueued.jobId, 'job.shared': enqueued.shared });
+        return enqueued;
+      },
+    );
+  }
+
+  private async store<N extends Operation>(
+    name: N,
+    payload: OperationPayload<N>,
+    deduplicationId: string,
+    maxQueuedJobs: number,
+    plannedJobId: string,
+  ): Promise<EnqueuedJob> {
+    const adding = { started: false };
+    const shard = this.queues.forMerchant(payload.merchantId);
     if (name === 'cancel') {
-      const queue = this.queues[queueNames.single];
-      const stored = await this.withinDeadline(async () => {
-        await this.refuseWhenFull(queueNames.single, queue);
+      const queue = shard.queues[queueNames.single];
+      const stored = await this.withinDeadline(adding, async () => {
+        await this.refuseWhenFull(queue);
+        adding.started = true;
         return this.singles.add(payload as SingleCancelPayload, deduplicationId);
       });
       return { jobId: stored.jobId, shared: stored.shared };
     }
     const bulkName = name as BulkJobName;
     const queueName = jobCatalogue[bulkName].queue;
-    const queue = this.queues[queueName];
-    const jobId = newJobId();
-    const job = await this.withinDeadline(async () => {
-      await this.refuseWhenFull(queueName, queue);
-      return this.addBulk(queue, bulkName, payload as JobPayload<BulkJobName>, jobId, deduplicationId, maxQueuedJobs);
+    const queue = shard.queues[queueName];
+    const jobId = plannedJobId;
+    const job = await this.withinDeadline(adding, async () => {
+      await this.refuseWhenFull(queue);
+      const bulkPayload = payload as JobPayload<BulkJobName>;
+      return this.addBulk(queue, bulkName, bulkPayload, jobId, deduplicationId, maxQueuedJobs, adding);
     });
     const storedId = job.id ?? jobId;
     return { jobId: storedId, shared: storedId !== jobId };
@@ -121,15 +167,15 @@ export class CancellationProducer {
    */
   async withdraw(name: Operation, merchantId: string, jobId: string): Promise<boolean> {
     // A member of a batch stays in it, marked: the worker that takes the batch skips it.
-    if (name === 'cancel') return withdrawMember(this.connection, this.options.prefix, jobId);
+    if (name === 'cancel') return withdrawMember(this.connection, this.options.layout, jobId);
     const queueName = jobCatalogue[name].queue;
-    const removed = (await this.queues[queueName].remove(jobId)) === 1;
+    const removed = (await this.queues.forJob(jobId).queues[queueName].remove(jobId)) === 1;
     if (removed && queueName === queueNames.bulk) await this.turns.finished(merchantId, jobId);
     return removed;
   }
 
   async close(): Promise<void> {
-    if (this.created) await closeQueues(this.created);
+    if (this.created) await this.created.close();
   }
 
   private async addBulk(
@@ -139,6 +185,7 @@ export class CancellationProducer {
     jobId: string,
     deduplicationId: string,
     maxQueuedJobs: number,
+    adding: { started: boolean },
   ) {
     // An identical request still waiting shares its job: that takes no new place under the cap.
     const waitingTwin = await queue.getDeduplicationJobId(deduplicationId);
@@ -159,6 +206,7 @@ export class CancellationProducer {
       });
     }
     try {
+      adding.started = true;
       const job = await queue.add(name, payload, {
         jobId,
         priority: outcome.turn,
@@ -166,6 +214,12 @@ export class CancellationProducer {
       });
       // Lost a race with an identical request: this job was not stored, so its place is freed.
       if (job.id !== jobId) await this.turns.finished(merchantId, jobId);
+      else
+        await recordJobOwner(
+          this.connection,
+          jobKey(this.options.layout.jobPrefix(jobId), jobCatalogue[name].queue, jobId),
+          merchantId,
+        );
       return job;
     } catch (error) {
       await this.turns.finished(merchantId, jobId).catch(() => {});
@@ -177,7 +231,7 @@ export class CancellationProducer {
   private async liveJobs(jobIds: string[]): Promise<boolean[]> {
     return Promise.all(
       jobIds.map(async (id) => {
-        const key = jobKey(this.options.prefix, queueNames.bulk, id);
+        const key = jobKey(this.options.layout.jobPrefix(id), queueNames.bulk, id);
         const [name, finishedOn] = await this.connection.hmget(key, 'name', 'finishedOn');
         return name !== null && finishedOn === null;
       }),
@@ -186,34 +240,47 @@ export class CancellationProducer {
 
   /**
    * Backpressure: past QUEUE_MAX_WAITING waiting jobs in a queue the API asks callers to come back
-   * later. Counted per queue (a backlog of bulk jobs does not refuse single cancels), at most once a
-   * second per queue and process.
+   * later. Counted per queue of each shard (a backlog of bulk jobs does not refuse single cancels, nor one
+   * shard's backlog the merchants of another), at most once a second per queue and process.
    */
-  private async refuseWhenFull(queueName: QueueName, queue: Queue): Promise<void> {
+  private async refuseWhenFull(queue: Queue): Promise<void> {
     const max = this.options.maxWaitingPerQueue;
     if (max === 0) return;
     const now = Date.now();
-    let known = this.waiting.get(queueName);
+    let known = this.waiting.get(queue);
     if (!known || now - known.checkedAt > 1_000) {
       known = { count: await queue.getJobCountByTypes('wait', 'prioritized'), checkedAt: now };
-      this.waiting.set(queueName, known);
+      this.waiting.set(queue, known);
     }
     if (known.count >= max) {
       throw new AppError('SERVICE_UNAVAILABLE', 'Queue is over capacity, retry later', {
         retryAfterSeconds: QUEUE_FULL_RETRY_SECONDS,
-        logDetail: `${queueName}: waiting ${known.count} >= ${max}`,
+        logDetail: `${queue.qualifiedName}: waiting ${known.count} >= ${max}`,
       });
     }
   }
 
-  private async withinDeadline<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Past the deadline the work goes on unseen (it may still store the job), so a timeout's outcome is
+   * unknown; so is a Redis failure once the job's writes have started. A refusal (cap, full queue) or a
+   * failure before them stored nothing.
+   */
+  private async withinDeadline<T>(adding: { started: boolean }, work: () => Promise<T>): Promise<T> {
     try {
       return await withDeadline(work(), this.options.timeoutMs, () => {
-        throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis timeout' });
+        throw new AppError('SERVICE_UNAVAILABLE', undefined, {
+          retryAfterSeconds: 1,
+          logDetail: 'redis timeout',
+          cause: new StoreOutcomeUnknownError(),
+        });
       });
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, {
+        retryAfterSeconds: 1,
+        logDetail: 'redis',
+        cause: adding.started ? new StoreOutcomeUnknownError(error) : error,
+      });
     }
   }
 }

@@ -3,14 +3,17 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
 import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
+import { authRefusal, echo, timestampExpiredMessage, unusualTimestampSpelling } from '../auth/refusal-messages.js';
 import {
   type BodyBoundRequest,
+  type BodyBoundSignature,
   isWellFormedHash,
   parseSignatureHeader,
   SIGNATURE_HEADER,
   verifyBodyBound,
   verifySignature,
 } from '../auth/signature.js';
+import { isSeenInUrl, markSeenInUrl, type SignedTriple } from '../auth/url-signature-binding.js';
 import type { ClientAddressResolver } from '../client-address.js';
 import type { AppEnv } from '../context.js';
 import type { AuthenticatedMerchant } from '../merchant-directory.js';
@@ -22,6 +25,19 @@ export interface MerchantAuthOptions {
   merchantIdIsUuid: boolean;
   /** Where the signed fields are: the JSON body, or (GET /betSlip) the query string. */
   source: 'body' | 'query';
+  /**
+   * `cancel`: the routes that queue or stop work (the three cancels, the abort). There a merchant's
+   * requireSignatureV2 refuses version 1, and a Redis that cannot say whether a signature is bound to a
+   * URL refuses the request (503). `read`: the other routes, which go on without that answer.
+   */
+  guard: 'cancel' | 'read';
+  /**
+   * A version-1 triple seen in a URL (url-signature-binding.ts): `mark` it (GET /betSlip, whose query
+   * carries it), `refuse` it (every route that could do more with it than a bet slip URL already
+   * does), or `allow` it (POST /betSlip: the same triple on a GET /betSlip is served by design, with
+   * the same fields, so refusing it here would guard nothing and cost a Redis round trip per request).
+   */
+  seenInUrl: 'mark' | 'refuse' | 'allow';
   resolveClientAddress: ClientAddressResolver;
 }
 
@@ -55,22 +71,33 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
     const now = Date.now();
     const refusal = whyRefused(merchant, fields, now);
     if (refusal) {
-      throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: refusal });
+      throw new AppError('AUTHENTICATION_FAILED', refusalMessage(refusal, fields, input.rawBody), {
+        logDetail: refusal,
+      });
     }
     const authenticated = merchant as AuthenticatedMerchant;
-    const bodyBoundTimestamp =
-      authenticated.signatureVersion === 2 ? checkBodyBound(c, authenticated, input.rawBody, now) : null;
+    const v1Refused = options.guard === 'cancel' && authenticated.requireSignatureV2;
+    const bodyBound =
+      authenticated.signatureVersion === 2 || v1Refused
+        ? checkBodyBound(c, authenticated, input.rawBody, now, v1Refused)
+        : null;
 
     const window = deps.config.SIGNATURE_WINDOW_MS;
     const skew = Math.abs(now - fields.timestamp);
     if (skew > window) {
-      throw new AppError('TIMESTAMP_EXPIRED', undefined, { logDetail: `clock difference ${skew} ms` });
-    }
-    const headerSkew = bodyBoundTimestamp === null ? 0 : Math.abs(now - bodyBoundTimestamp);
-    if (headerSkew > window) {
-      throw new AppError('TIMESTAMP_EXPIRED', undefined, {
-        logDetail: `X-Signature t: clock difference ${headerSkew} ms`,
+      throw new AppError('TIMESTAMP_EXPIRED', timestampExpiredMessage('timestamp', fields.timestamp, now, window), {
+        logDetail: `clock difference ${skew} ms`,
       });
+    }
+    const headerSkew = bodyBound === null ? 0 : Math.abs(now - bodyBound.timestamp);
+    if (headerSkew > window) {
+      throw new AppError(
+        'TIMESTAMP_EXPIRED',
+        timestampExpiredMessage('X-Signature t', (bodyBound as BodyBoundSignature).timestamp, now, window),
+        {
+          logDetail: `X-Signature t: clock difference ${headerSkew} ms`,
+        },
+      );
     }
 
     if (authenticated.isAllowedSource) {
@@ -86,6 +113,15 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
       for (const [name, value] of Object.entries(rateLimitHeaders(rate))) c.header(name, value);
       if (!rate.allowed) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: rate.resetSeconds });
     }
+
+    // A v2 request is bound to itself by its X-Signature; only a v1 triple can be carried elsewhere.
+    if (bodyBound) c.set('bodyBoundSignature', bodyBound);
+    else if (options.seenInUrl !== 'allow')
+      await checkUrlBinding(c, options, {
+        merchantId: authenticated.id,
+        timestamp: fields.timestamp,
+        hash: fields.hash,
+      });
 
     c.set('merchant', authenticated);
     c.set('logger', c.get('logger').with({ merchantId: authenticated.id }));
@@ -106,7 +142,27 @@ async function findMerchant(c: Context<AppEnv>, merchantId: string): Promise<Aut
   }
 }
 
-function whyRefused(merchant: AuthenticatedMerchant | null, fields: SignedFields, now: number): string | null {
+type Refusal = 'unknown merchant' | 'merchant disabled' | 'hash is not 1 to 64 hex characters' | 'hash mismatch';
+
+/** The message a merchant reads: which of its mistakes it is (refusal-messages.ts). */
+function refusalMessage(refusal: Refusal, fields: SignedFields, rawBody: Uint8Array): string {
+  switch (refusal) {
+    case 'unknown merchant':
+      return authRefusal.unknownMerchant;
+    case 'merchant disabled':
+      return authRefusal.disabledMerchant;
+    case 'hash is not 1 to 64 hex characters':
+      return authRefusal.malformedHash;
+    case 'hash mismatch': {
+      const spelling = unusualTimestampSpelling(rawBody);
+      return spelling === null
+        ? authRefusal.hashMismatch(fields.timestampText)
+        : authRefusal.timestampSpelling(spelling, fields.timestampText);
+    }
+  }
+}
+
+function whyRefused(merchant: AuthenticatedMerchant | null, fields: SignedFields, now: number): Refusal | null {
   if (!merchant) return 'unknown merchant';
   if (merchant.status !== 'ACTIVE') return 'merchant disabled';
   if (!isWellFormedHash(fields.hash)) return 'hash is not 1 to 64 hex characters';
@@ -126,23 +182,69 @@ function secretsInForce(merchant: AuthenticatedMerchant, now: number): string[] 
 }
 
 /**
+ * GET /betSlip marks its v1 triple as seen in a URL; the routes that could do more with it refuse a
+ * triple so marked (url-signature-binding.ts). Unanswered by Redis: the cancel routes answer 503, the reads go on (they
+ * change nothing, and GET /betSlip must keep answering while Redis is away).
+ */
+async function checkUrlBinding(c: Context<AppEnv>, options: MerchantAuthOptions, triple: SignedTriple): Promise<void> {
+  const { requestRedis: redis, config } = c.get('deps');
+  const store = { redis, prefix: config.QUEUE_PREFIX, windowMs: config.SIGNATURE_WINDOW_MS };
+  const timeoutMs = options.guard === 'cancel' ? config.ENQUEUE_TIMEOUT_MS : config.RATE_LIMIT_TIMEOUT_MS;
+  let refused = false;
+  try {
+    if (options.seenInUrl === 'mark') await markSeenInUrl(store, triple, timeoutMs);
+    else refused = await isSeenInUrl(store, triple, timeoutMs);
+  } catch (error) {
+    if (options.guard === 'cancel') {
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, {
+        retryAfterSeconds: 1,
+        logDetail: 'redis (url signature binding)',
+        cause: error,
+      });
+    }
+    c.get('logger').warn({ err: error }, 'url signature binding not checked: Redis did not answer');
+    return;
+  }
+  if (refused) {
+    throw new AppError('AUTHENTICATION_FAILED', undefined, {
+      logDetail: 'v1 signature seen in a GET /betSlip URL',
+    });
+  }
+}
+
+/**
  * Version 2: `X-Signature` must sign this very request (method, path with query, raw body), so a
  * signature seen on one request cannot sign another. Refused like any other bad signature (401,
  * errorCode 2); answers the header's `t` for the window check, which comes after, as for `timestamp`.
  */
-function checkBodyBound(c: Context<AppEnv>, merchant: AuthenticatedMerchant, rawBody: Uint8Array, now: number): number {
-  const header = parseSignatureHeader(c.req.header(SIGNATURE_HEADER));
+function checkBodyBound(
+  c: Context<AppEnv>,
+  merchant: AuthenticatedMerchant,
+  rawBody: Uint8Array,
+  now: number,
+  v1Refused: boolean,
+): BodyBoundSignature {
+  const value = c.req.header(SIGNATURE_HEADER);
+  const header = parseSignatureHeader(value);
   if (!header) {
-    const detail = c.req.header(SIGNATURE_HEADER) === undefined ? 'missing' : 'not t=<digits>,v1=<64 hex>';
-    throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: `X-Signature ${detail}` });
+    const missing = value === undefined;
+    const detail = missing ? 'missing' : 'not t=<digits>,v1=<64 hex>';
+    const why = v1Refused ? ' (requireSignatureV2: version 1 refused on this route)' : '';
+    const message = missing ? authRefusal.signatureHeaderMissing : authRefusal.signatureHeaderMalformed;
+    throw new AppError('AUTHENTICATION_FAILED', `${message}${why}`, { logDetail: `X-Signature ${detail}${why}` });
   }
   // The URL as the HTTP server parsed it: the path and query string the client sent, in normal form.
   const url = new URL(c.req.url);
   const request: BodyBoundRequest = { method: c.req.method, pathWithQuery: url.pathname + url.search, body: rawBody };
   if (!secretsInForce(merchant, now).some((secretKey) => verifyBodyBound(header, request, secretKey))) {
-    throw new AppError('AUTHENTICATION_FAILED', undefined, { logDetail: 'X-Signature mismatch' });
+    // The query of GET /betSlip holds the signed fields: named, not echoed.
+    const query = url.search === '' ? '' : '?<the query string as sent>';
+    const signedPrefix = `${header.timestamp}.${request.method.toUpperCase()}.${echo(url.pathname, 200)}${query}.`;
+    throw new AppError('AUTHENTICATION_FAILED', authRefusal.signatureHeaderMismatch(signedPrefix, rawBody.length), {
+      logDetail: 'X-Signature mismatch',
+    });
   }
-  return header.timestamp;
+  return { value: (value as string).trim(), timestamp: header.timestamp };
 }
 
 function readInput(c: Context<AppEnv>, source: 'body' | 'query'): RequestInput {
@@ -166,7 +268,12 @@ function readSignedFields(input: Record<string, unknown>, merchantIdIsUuid: bool
   }
   const timestampText = timestampDigits(timestamp);
   if (timestampText === null) {
-    throw new AppError('INVALID_REQUEST', 'timestamp: required, epoch milliseconds as a non-negative integer');
+    const sent = timestamp === undefined ? 'nothing' : echo(JSON.stringify(timestamp) ?? String(timestamp));
+    throw new AppError(
+      'INVALID_REQUEST',
+      `timestamp: required, epoch milliseconds as a non-negative integer or a string of decimal digits (got ${sent}; ` +
+        'exponent and fraction forms such as 1.7636796E12 or 1763679600000.0 are refused)',
+    );
   }
   if (typeof hash !== 'string') {
     throw new AppError('INVALID_REQUEST', 'hash: required, a string');

@@ -1,41 +1,49 @@
 import type { MiddlewareHandler } from 'hono';
+import { adminOperators } from '../../shared/config.js';
 import { AppError } from '../../shared/errors.js';
-import { safeEqual } from '../auth/constant-time.js';
+import { operatorOfToken } from '../admin/admin-operator.js';
 import type { AppEnv } from '../context.js';
 
 const REALM = 'queues';
 
 /**
- * The admin token in front of the queue dashboard. Scripts send `Authorization: Bearer <token>`;
+ * An operator's token in front of the queue dashboard. Scripts send `Authorization: Bearer <token>`;
  * a browser cannot, so HTTP Basic is accepted too (any user name, the token as password), and a
- * refusal carries `WWW-Authenticate: Basic` so that the browser asks for it. Without ADMIN_TOKEN
- * the dashboard does not exist (404), as the admin API.
+ * refusal carries `WWW-Authenticate: Basic` so that the browser asks for it. With no operator
+ * configured the dashboard does not exist (404), as the admin API.
  */
 export function dashboardAuth(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const adminToken = c.get('deps').config.ADMIN_TOKEN;
-    if (!adminToken) throw new AppError('NOT_FOUND', 'Route not found');
+    const operators = adminOperators(c.get('deps').config);
+    if (operators.length === 0) throw new AppError('NOT_FOUND', 'Route not found');
 
     const presented = presentedToken(c.req.header('authorization'));
-    if (presented === null || !safeEqual(presented, adminToken)) {
+    const operator = presented === null ? undefined : operatorOfToken(operators, presented);
+    if (!operator) {
       throw new AppError('AUTHENTICATION_FAILED', undefined, {
         logDetail: `dashboard: ${presented === null ? 'no credentials' : 'wrong token'}`,
         headers: { 'WWW-Authenticate': `Basic realm="${REALM}", charset="UTF-8"` },
       });
     }
     if (
-      !SAFE_METHODS.has(c.req.method) &&
+      !isSafeMethod(c.req.method) &&
       isCrossSite(c.req.header('sec-fetch-site'), c.req.header('origin'), c.req.header('host'))
     ) {
       throw new AppError('FORBIDDEN', 'Cross-site request refused', {
         logDetail: `dashboard: cross-site write from ${c.req.header('origin') ?? 'unknown origin'}`,
       });
     }
+    c.set('operator', operator.name);
     await next();
   };
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A request that only reads: every other method to the dashboard is a write. */
+export function isSafeMethod(method: string): boolean {
+  return SAFE_METHODS.has(method);
+}
 
 /**
  * A browser sends remembered Basic credentials with requests that other sites trigger, so a page

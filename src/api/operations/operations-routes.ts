@@ -11,12 +11,13 @@ const ReadinessSchema = z
   })
   .openapi('Readiness');
 
-/** Health, readiness and metrics: unauthenticated, for orchestrators and Prometheus. */
-export function registerOperationsRoutes(app: App): void {
+/** Health and readiness: unauthenticated, for orchestrators, on both listeners. */
+export function registerHealthRoutes(app: App): void {
   app.openapi(
     createRoute({
       method: 'get',
       path: '/healthz',
+      operationId: 'getHealth',
       tags: ['Operations'],
       summary: 'Liveness: the process is up',
       responses: {
@@ -30,6 +31,7 @@ export function registerOperationsRoutes(app: App): void {
     createRoute({
       method: 'get',
       path: '/readyz',
+      operationId: 'getReadiness',
       tags: ['Operations'],
       summary: 'Readiness: Postgres and Redis answer',
       responses: {
@@ -44,7 +46,7 @@ export function registerOperationsRoutes(app: App): void {
       const { ready, checks } = await checkReadiness(
         c.get('deps').db,
         c.get('deps').redis,
-        c.get('deps').config.QUEUE_PREFIX,
+        c.get('deps').shards,
         c.get('deps').metrics,
       );
       return ready
@@ -52,11 +54,18 @@ export function registerOperationsRoutes(app: App): void {
         : c.json({ status: 'unavailable' as const, checks }, 503);
     },
   );
+}
 
+/**
+ * Prometheus metrics: on the admin listener only. A scrape runs a Postgres query and a dozen Redis
+ * calls, which nobody on the merchants' network should be able to set off.
+ */
+export function registerMetricsRoute(app: App): void {
   app.openapi(
     createRoute({
       method: 'get',
       path: '/metrics',
+      operationId: 'getMetrics',
       tags: ['Operations'],
       summary: 'Prometheus metrics',
       responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
@@ -64,7 +73,7 @@ export function registerOperationsRoutes(app: App): void {
     async (c) => {
       const { db, redis, metrics, producer } = c.get('deps');
       await Promise.all([
-        checkReadiness(db, redis, c.get('deps').config.QUEUE_PREFIX, metrics),
+        checkReadiness(db, redis, c.get('deps').shards, metrics),
         producer.ready ? refreshQueueDepth(metrics, producer.queues) : undefined,
       ]);
       return typedText(c, await metrics.registry.metrics(), 200, metrics.registry.contentType);

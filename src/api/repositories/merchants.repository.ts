@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Executor } from '../../shared/db/client.js';
-import type { Merchant, MerchantStatus, SignatureVersion } from '../../shared/db/schema.js';
+import type { Database, Merchant, MerchantStatus, SignatureVersion } from '../../shared/db/schema.js';
 import type { SecretSealer } from '../../shared/secrets/secret-sealer.js';
 
 export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
   return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
+}
+
+/** The merchant's row, locked until the transaction ends: what an audited change replaces. */
+export async function lockMerchant(trx: Transaction<Database>, merchantId: string): Promise<Merchant | undefined> {
+  return trx.selectFrom('merchants').selectAll().where('id', '=', merchantId).forUpdate().executeTakeFirst();
 }
 
 /** The secret is stored sealed for the new merchant's id, which is chosen here so that it can be sealed for. */
@@ -35,6 +41,7 @@ export async function updateMerchant(
     maxQueuedJobs?: number | null;
     rateLimitPerSecond?: number | null;
     signatureVersion?: SignatureVersion;
+    requireSignatureV2?: boolean;
   },
 ): Promise<Merchant | undefined> {
   return db
@@ -45,6 +52,7 @@ export async function updateMerchant(
       ...(changes.maxQueuedJobs !== undefined && { max_queued_jobs: changes.maxQueuedJobs }),
       ...(changes.rateLimitPerSecond !== undefined && { rate_limit_per_second: changes.rateLimitPerSecond }),
       ...(changes.signatureVersion !== undefined && { signature_version: changes.signatureVersion }),
+      ...(changes.requireSignatureV2 !== undefined && { require_signature_v2: changes.requireSignatureV2 }),
       updated_at: eb.fn('now'),
     }))
     .where('id', '=', merchantId)

@@ -5,7 +5,7 @@ import { withdraw, withdrawnAnnounced } from '../../shared/jobs/job-outcome.js';
 import { isFinished, toPublicStatus } from '../../shared/jobs/public-status.js';
 import { requestAbort } from '../../shared/queue/job-abort.js';
 import type { App } from '../context.js';
-import { findJobStatus } from '../jobs/job-status.js';
+import { findJobStatus, primaryJobRecords } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -26,6 +26,7 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
   const route = createRoute({
     method: 'post',
     path: '/api/v1/integration/jobs/cancel',
+    operationId: 'abortJob',
     tags: ['Cancellation'],
     summary: 'Abort a cancellation job',
     description:
@@ -43,22 +44,22 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('json');
-    const { redis, config, db, producer } = c.get('deps');
+    const { redis, config, db, producer, shards } = c.get('deps');
     const merchantId = c.get('merchant').id;
-    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS);
+    const status = await findJobStatus(redis, shards, primaryJobRecords(db), jobId, config.RETENTION_MS, merchantId);
     // Another merchant's job is as unknown as a job that never existed.
     if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
     if (isFinished(status.state)) throw new AppError('CONFLICT', `Job has already finished: ${status.state}`);
 
     // The mark first: a worker that takes the job from now on stops before its first batch.
-    await requestAbort(redis, config.QUEUE_PREFIX, jobId);
+    await requestAbort(redis, shards, jobId);
     // A job that never reached a worker is finished here (job-outcome.ts), a running one by the worker that stops it.
     const withdrawn =
       status.state === 'queued' &&
       (await withdraw(c.get('deps'), status, () => producer.withdraw(status.operation, merchantId, jobId)));
     c.set('jobId', jobId);
     const after = toPublicStatus(
-      (await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS)) ?? status,
+      (await findJobStatus(redis, shards, primaryJobRecords(db), jobId, config.RETENTION_MS, merchantId)) ?? status,
     );
     if (withdrawn) await withdrawnAnnounced(c.get('deps'), merchantId, after);
     return c.json(after, 200);

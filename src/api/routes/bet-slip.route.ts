@@ -89,6 +89,7 @@ export function registerBetSlip(app: App, postAuth: MerchantRouteMiddleware, get
     createRoute({
       method: 'post',
       path: '/betSlip',
+      operationId: 'postBetSlip',
       summary: 'Bet slip and token validation (JSON body)',
       request: { body: jsonBody(BetSlipRequestSchema) },
       ...responses(postAuth),
@@ -99,6 +100,7 @@ export function registerBetSlip(app: App, postAuth: MerchantRouteMiddleware, get
     createRoute({
       method: 'get',
       path: '/betSlip',
+      operationId: 'getBetSlip',
       summary: 'Bet slip and token validation (query parameters)',
       request: { query: BetSlipQuerySchema },
       ...responses(getAuth),
@@ -108,12 +110,9 @@ export function registerBetSlip(app: App, postAuth: MerchantRouteMiddleware, get
 }
 
 async function answerBetSlip(c: Context<AppEnv>, authToken: string) {
-  const found = await findBetSlipSession(c.get('deps').db, authToken);
-  if (!found || found.merchantId !== c.get('merchant').id) {
-    throw new AppError('INVALID_TOKEN', undefined, {
-      logDetail: found ? 'token of another merchant' : 'unknown token',
-    });
-  }
+  const found = await findBetSlipSession(c.get('deps').db, c.get('merchant').id, authToken);
+  // A token of another merchant is not found under this one: the same answer as an unknown token.
+  if (!found) throw new AppError('INVALID_TOKEN', undefined, { logDetail: 'unknown token' });
   if (found.expiresAt !== null && found.expiresAt.getTime() <= Date.now()) {
     throw new AppError('TOKEN_EXPIRED');
   }

@@ -2,12 +2,16 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { previewCancelOfPlayers } from '../repositories/cancellation-preview.repository.js';
 import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { emptyOkAs } from '../typed-responses.js';
-import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
+import {
+  acceptedResponse,
+  CancelAcceptedSchema,
+  CancelHeadersSchema,
+  enqueueAndAnswer,
+  idempotencyErrorResponses,
+} from './enqueue-cancellation.js';
 
 const BulkCancelByQueryRequestSchema = z
   .object({
@@ -39,6 +43,7 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
   const route = createRoute({
     method: 'post',
     path: BULK_CANCEL_BY_QUERY_PATH,
+    operationId: 'bulkCancelByQuery',
     tags: ['Cancellation'],
     summary: 'Cancel the ACTIVE rewards of the given players',
     description:
@@ -47,12 +52,12 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
       'gives a job that cancels nothing. With `dryRun: true`, nothing is queued and the answer counts ' +
       'what the request would cancel now.',
     middleware: auth,
-    request: { body: jsonBody(BulkCancelByQueryRequestSchema), headers: IdempotencyHeadersSchema },
+    request: { body: jsonBody(BulkCancelByQueryRequestSchema), headers: CancelHeadersSchema },
     responses: {
       200: {
         ...acceptedResponse,
-        description: `${acceptedResponse.description} A dry run answers the counts instead, as JSON.`,
-        content: { 'application/json': { schema: BulkCancelByQueryDryRunSchema } },
+        description: `${acceptedResponse.description} A dry run (\`dryRun: true\`) queues nothing and answers the counts instead (schema BulkCancelByQueryDryRun), whatever Prefer says.`,
+        content: { 'application/json': { schema: z.union([CancelAcceptedSchema, BulkCancelByQueryDryRunSchema]) } },
       },
       ...idempotencyErrorResponses,
       ...merchantErrorResponses,
@@ -69,18 +74,15 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
       externalRewardConfigurationId: body.externalRewardConfigurationId ?? undefined,
     };
     if (body.dryRun === true) {
-      const { db, heavyReads } = c.get('deps');
+      const { reads, heavyReads } = c.get('deps');
       const cancellable = await heavyReads.run(merchantId, () =>
-        previewCancelOfPlayers(db, { merchantId, playerIds, filter }),
+        reads.read('dryRun', (db) => previewCancelOfPlayers(db, { merchantId, playerIds, filter })),
       );
       return c.json({ players: playerIds.length, cancellable }, 200);
     }
     const payload = { merchantId, requestId: c.get('requestId'), acceptedAt: Date.now(), playerIds, ...filter };
     const key = deduplicationKey(merchantId, 'bulkCancelByQuery', { playerIds, ...filter });
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
-    return emptyOkAs(
-      BulkCancelByQueryDryRunSchema,
-      await enqueueAndAnswer(c, 'bulkCancelByQuery', payload, key, request),
-    );
+    return enqueueAndAnswer(c, 'bulkCancelByQuery', payload, key, request);
   });
 }

@@ -2,12 +2,16 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { previewCancelByIdentifiers } from '../repositories/cancellation-preview.repository.js';
 import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { emptyOkAs } from '../typed-responses.js';
-import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
+import {
+  acceptedResponse,
+  CancelAcceptedSchema,
+  CancelHeadersSchema,
+  enqueueAndAnswer,
+  idempotencyErrorResponses,
+} from './enqueue-cancellation.js';
 
 const BulkCancelRequestSchema = z
   .object({
@@ -37,6 +41,7 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
   const route = createRoute({
     method: 'post',
     path: BULK_CANCEL_PATH,
+    operationId: 'bulkCancel',
     tags: ['Cancellation'],
     summary: 'Cancel many rewards by ids and/or externalIds',
     description:
@@ -44,12 +49,12 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
       '(BULK_MAX_ITEMS); duplicates collapse. One malformed entry rejects the whole request. ' +
       'With `dryRun: true`, nothing is queued and the answer counts what the request would do now.',
     middleware: auth,
-    request: { body: jsonBody(BulkCancelRequestSchema), headers: IdempotencyHeadersSchema },
+    request: { body: jsonBody(BulkCancelRequestSchema), headers: CancelHeadersSchema },
     responses: {
       200: {
         ...acceptedResponse,
-        description: `${acceptedResponse.description} A dry run answers the counts instead, as JSON.`,
-        content: { 'application/json': { schema: BulkCancelDryRunSchema } },
+        description: `${acceptedResponse.description} A dry run (\`dryRun: true\`) queues nothing and answers the counts instead (schema BulkCancelDryRun), whatever Prefer says.`,
+        content: { 'application/json': { schema: z.union([CancelAcceptedSchema, BulkCancelDryRunSchema]) } },
       },
       ...idempotencyErrorResponses,
       ...merchantErrorResponses,
@@ -66,9 +71,11 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     const uniqueIds = [...new Set(ids.map((id) => id.toLowerCase()))];
     const uniqueExternalIds = [...new Set(externalIds)];
     if (body.dryRun === true) {
-      const { db, heavyReads } = c.get('deps');
+      const { reads, heavyReads } = c.get('deps');
       const preview = await heavyReads.run(merchantId, () =>
-        previewCancelByIdentifiers(db, { merchantId, ids: uniqueIds, externalIds: uniqueExternalIds }),
+        reads.read('dryRun', (db) =>
+          previewCancelByIdentifiers(db, { merchantId, ids: uniqueIds, externalIds: uniqueExternalIds }),
+        ),
       );
       return c.json({ requested: uniqueIds.length + uniqueExternalIds.length, ...preview }, 200);
     }
@@ -81,6 +88,6 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     };
     const key = deduplicationKey(merchantId, 'bulkCancel', { ids: uniqueIds, externalIds: uniqueExternalIds });
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
-    return emptyOkAs(BulkCancelDryRunSchema, await enqueueAndAnswer(c, 'bulkCancel', payload, key, request));
+    return enqueueAndAnswer(c, 'bulkCancel', payload, key, request);
   });
 }

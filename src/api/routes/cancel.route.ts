@@ -2,10 +2,15 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { singleCancelDeduplicationKey } from '../../shared/single-cancels/member-ids.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { IdempotencyHeadersSchema } from '../idempotency.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { acceptedResponse, enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
+import {
+  acceptedResponse,
+  CancelAcceptedSchema,
+  CancelHeadersSchema,
+  enqueueAndAnswer,
+  idempotencyErrorResponses,
+} from './enqueue-cancellation.js';
 
 const CancelRequestSchema = z
   .object({
@@ -17,20 +22,34 @@ const CancelRequestSchema = z
     message: 'exactly one of id or externalId is required',
     path: ['id'],
   })
-  .openapi('CancelRequest');
+  .openapi('CancelRequest', {
+    // The v2 vector "POST rewards/cancel" of docs/signing-test-vectors.json: with the X-Signature example,
+    // a request that verifies for the demo merchant (secret demo-secret-key-change-me).
+    example: {
+      merchantId: '00000000-0000-4000-8000-000000000001',
+      timestamp: 1763679600000,
+      hash: '3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78',
+      externalId: 'demo-reward-1',
+    },
+  });
 
 export function registerCancel(app: App, auth: MerchantRouteMiddleware): void {
   const route = createRoute({
     method: 'post',
     path: '/api/v1/integration/rewards/cancel',
+    operationId: 'cancelReward',
     tags: ['Cancellation'],
     summary: 'Cancel one reward by id or externalId',
     description:
       'Queues the cancellation and answers once the job is stored. Only ACTIVE rewards change ' +
       '(to CANCELLED); the outcome is in the job status.',
     middleware: auth,
-    request: { body: jsonBody(CancelRequestSchema), headers: IdempotencyHeadersSchema },
-    responses: { 200: acceptedResponse, ...idempotencyErrorResponses, ...merchantErrorResponses },
+    request: { body: jsonBody(CancelRequestSchema), headers: CancelHeadersSchema },
+    responses: {
+      200: { ...acceptedResponse, content: { 'application/json': { schema: CancelAcceptedSchema } } },
+      ...idempotencyErrorResponses,
+      ...merchantErrorResponses,
+    },
   });
 
   app.openapi(route, async (c) => {

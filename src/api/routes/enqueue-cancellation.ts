@@ -1,10 +1,17 @@
-import type { Context } from 'hono';
+import { z } from '@hono/zod-openapi';
+import type { Context, TypedResponse } from 'hono';
 import type { Operation } from '../../shared/queue/job-catalogue.js';
 import type { AppEnv } from '../context.js';
-import { claimIdempotencyKey, type IdempotencyClaim, requestFingerprint } from '../idempotency.js';
-import type { OperationPayload } from '../jobs/producer.js';
+import {
+  claimIdempotencyKey,
+  claimSignatureReplay,
+  type IdempotencyClaim,
+  IdempotencyHeadersSchema,
+  requestFingerprint,
+} from '../idempotency.js';
+import { isStoreOutcomeUnknown, type OperationPayload } from '../jobs/producer.js';
 import { errorResponse } from '../schemas.js';
-import { type EmptyOk, emptyOk } from '../typed-responses.js';
+import { emptyOk } from '../typed-responses.js';
 
 /** What the route validated: the body (the fields an idempotency key is bound to) and the key, if sent. */
 export interface CancelRequest {
@@ -12,10 +19,53 @@ export interface CancelRequest {
   idempotencyKey: string | undefined;
 }
 
+/** The body of a cancel's 200 (unless `Prefer: return=minimal`). */
+export const CancelAcceptedSchema = z
+  .object({
+    jobId: z.string().openapi({
+      description: 'Id of the cancellation job, also in the X-Job-Id header; see POST /api/v1/integration/jobs/status',
+      example: '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f',
+    }),
+  })
+  .openapi('CancelAccepted');
+
+/** What a cancel route answers once its job is stored: `{jobId}`, or nothing on request. */
+export type AcceptedOk = Response & TypedResponse<{ jobId: string }, 200, 'json'>;
+
+/** The headers of the three cancel routes: Idempotency-Key, and `Prefer: return=minimal` for the interface's empty 200. */
+export const CancelHeadersSchema = IdempotencyHeadersSchema.extend({
+  prefer: z
+    .string()
+    .optional()
+    .openapi({
+      description:
+        "`return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; " +
+        'the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`.',
+      example: 'return=minimal',
+    }),
+});
+
+/** RFC 7240: a `Prefer` header holds comma-separated preferences; `return=minimal` is the one read here. */
+function prefersMinimal(prefer: string | undefined): boolean {
+  return prefer?.split(',').some((item) => item.trim().toLowerCase() === 'return=minimal') ?? false;
+}
+
+function accepted(c: Context<AppEnv>, jobId: string): AcceptedOk {
+  c.set('jobId', jobId);
+  c.header('X-Job-Id', jobId);
+  if (prefersMinimal(c.req.header('prefer'))) {
+    c.header('Preference-Applied', 'return=minimal');
+    return emptyOk(c) as unknown as AcceptedOk;
+  }
+  return c.json({ jobId }, 200) as AcceptedOk;
+}
+
 /**
- * The common end of the three cancel routes: store the job, then answer 200 with an empty body and
- * the job id. Nothing is answered 200 before Redis has stored the job. With an Idempotency-Key, a
- * repeat of a stored request answers the stored job id instead, and queues nothing.
+ * The common end of the three cancel routes: store the job, then answer 200 with `{jobId}` (empty
+ * with `Prefer: return=minimal`) and the job id in X-Job-Id. Nothing is answered 200 before Redis has stored the job. A repeat of a stored request
+ * answers the stored job id instead, and queues nothing: a repeat under the same Idempotency-Key, and
+ * a version-2 request sent again with the same X-Signature (its replay record, idempotency.ts), which
+ * the header itself cannot be changed to avoid (it is not signed).
  */
 export async function enqueueAndAnswer<N extends Operation>(
   c: Context<AppEnv>,
@@ -23,23 +73,14 @@ export async function enqueueAndAnswer<N extends Operation>(
   payload: OperationPayload<N>,
   deduplicationId: string,
   request: CancelRequest,
-): Promise<EmptyOk> {
-  const { producer, config, redis } = c.get('deps');
-  let claim: IdempotencyClaim | null = null;
-  if (request.idempotencyKey !== undefined) {
-    const store = { redis, prefix: config.QUEUE_PREFIX, timeoutMs: config.ENQUEUE_TIMEOUT_MS };
-    claim = await claimIdempotencyKey(
-      store,
-      c.get('merchant').id,
-      request.idempotencyKey,
-      requestFingerprint(name, request.fields),
-    );
-    if (claim.replayedJobId !== undefined) {
-      c.set('jobId', claim.replayedJobId);
-      c.header('X-Job-Id', claim.replayedJobId);
-      c.header('Idempotent-Replayed', 'true');
-      return emptyOk(c);
-    }
+): Promise<AcceptedOk> {
+  const { producer, config, shards } = c.get('deps');
+  // A bulk job's id is chosen before anything is stored, so a record can name it even if the store times out.
+  const plannedJobId = name === 'cancel' ? undefined : shards.newJobId(c.get('merchant').id);
+  const claims = await claimRecords(c, name, request, plannedJobId);
+  if ('replayedJobId' in claims) {
+    c.header('Idempotent-Replayed', 'true');
+    return accepted(c, claims.replayedJobId);
   }
 
   let jobId: string;
@@ -49,40 +90,98 @@ export async function enqueueAndAnswer<N extends Operation>(
       payload,
       deduplicationId,
       c.get('merchant').maxQueuedJobs ?? config.MAX_QUEUED_JOBS,
+      plannedJobId,
     );
     jobId = enqueued.jobId;
     if (enqueued.shared) c.get('logger').info({ jobId, operation: name }, 'identical waiting request: job shared');
   } catch (error) {
-    // No job was stored: free the key so that the merchant's retry is not refused as in flight.
-    await claim?.release().catch((releaseError: unknown) => {
-      c.get('logger').warn({ err: releaseError }, 'idempotency key not released; it expires by itself');
-    });
+    // The job may be stored under its planned id (a timeout): the records keep naming it, so a retry
+    // answers that id and never queues a second job. Certainly not stored: the records are freed, so
+    // the merchant's retry is not refused as in flight.
+    if (plannedJobId === undefined || !isStoreOutcomeUnknown(error)) await releaseAll(c, claims.held);
     throw error;
   }
-  if (claim) {
-    // The job is stored and will run: the answer is 200 even if the record cannot be written (its
-    // unfinished form expires within 30 s, after which the key is free again). Logged, as a
-    // repeat in that window could then queue a second job.
-    await claim.complete(jobId).catch((recordError: unknown) => {
-      c.get('logger').warn({ err: recordError, jobId }, 'idempotency record not written');
-    });
+  // The job is stored and will run: the answer is 200 even if a record cannot be written (a planned
+  // id's pending record answers it anyway; a single cancel's expires within 30 s, after which a repeat
+  // could queue a second single cancel, which changes nothing more). Logged.
+  await Promise.all(
+    claims.held.map((claim) =>
+      claim.complete(jobId).catch((recordError: unknown) => {
+        c.get('logger').warn({ err: recordError, jobId }, 'idempotency record not written');
+      }),
+    ),
+  );
+  return accepted(c, jobId);
+}
+
+type HeldClaim = Exclude<IdempotencyClaim, { replayedJobId: string }>;
+
+/**
+ * The records this request is answered from when it is sent again: its X-Signature's (version 2) and
+ * its Idempotency-Key's. Either one naming a job makes the request a replay of that job (the other
+ * record, if held, is completed with it).
+ */
+async function claimRecords(
+  c: Context<AppEnv>,
+  name: Operation,
+  request: CancelRequest,
+  plannedJobId: string | undefined,
+): Promise<{ replayedJobId: string } | { held: HeldClaim[] }> {
+  const { config, redis, shards } = c.get('deps');
+  const store = { redis, layout: shards, timeoutMs: config.ENQUEUE_TIMEOUT_MS };
+  const merchantId = c.get('merchant').id;
+  const signature = c.get('bodyBoundSignature');
+  const fingerprint = requestFingerprint(name, request.fields);
+  const held: HeldClaim[] = [];
+  try {
+    const claims = [
+      signature &&
+        (() =>
+          claimSignatureReplay(store, merchantId, signature, config.SIGNATURE_WINDOW_MS, fingerprint, plannedJobId)),
+      request.idempotencyKey !== undefined &&
+        (() => claimIdempotencyKey(store, merchantId, request.idempotencyKey as string, fingerprint, plannedJobId)),
+    ];
+    for (const claimNext of claims) {
+      if (!claimNext) continue;
+      const claim = await claimNext();
+      if (claim.replayedJobId !== undefined) {
+        const replayedJobId = claim.replayedJobId;
+        await Promise.all(held.map((mine) => mine.complete(replayedJobId).catch(() => {})));
+        return { replayedJobId };
+      }
+      held.push(claim);
+    }
+  } catch (error) {
+    await releaseAll(c, held);
+    throw error;
   }
-  c.set('jobId', jobId);
-  c.header('X-Job-Id', jobId);
-  return emptyOk(c);
+  return { held };
+}
+
+async function releaseAll(c: Context<AppEnv>, held: HeldClaim[]): Promise<void> {
+  await Promise.all(
+    held.map((claim) =>
+      claim.release().catch((releaseError: unknown) => {
+        c.get('logger').warn({ err: releaseError }, 'idempotency record not released; it expires by itself');
+      }),
+    ),
+  );
 }
 
 export const acceptedResponse = {
   description:
-    'Accepted: the job is stored and will run. Empty body. A repeat under the same Idempotency-Key ' +
-    "answers the first request's job id with Idempotent-Replayed: true.",
+    'Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with ' +
+    '`Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. ' +
+    'The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a ' +
+    "version-2 request sent again with the same X-Signature, answers the first request's job id with " +
+    'Idempotent-Replayed: true.',
   headers: {
     'X-Job-Id': {
       description: 'Id of the cancellation job; see POST /api/v1/integration/jobs/status',
       schema: { type: 'string' as const },
     },
     'Idempotent-Replayed': {
-      description: 'true when this answer repeats an earlier request with the same Idempotency-Key',
+      description: 'true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature)',
       schema: { type: 'string' as const, enum: ['true'] },
     },
   },

@@ -3,7 +3,7 @@ import { AppError } from '../../shared/errors.js';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
 import { toPublicStatus } from '../../shared/jobs/public-status.js';
 import type { App } from '../context.js';
-import { findJobStatus } from '../jobs/job-status.js';
+import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -18,6 +18,7 @@ export function registerJobStatus(app: App, auth: MerchantRouteMiddleware): void
   const route = createRoute({
     method: 'post',
     path: '/api/v1/integration/jobs/status',
+    operationId: 'getJobStatus',
     tags: ['Cancellation'],
     summary: 'Status and result counts of a cancellation job',
     middleware: auth,
@@ -31,10 +32,18 @@ export function registerJobStatus(app: App, auth: MerchantRouteMiddleware): void
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('json');
-    const { redis, config, db } = c.get('deps');
-    const status = await findJobStatus(redis, config.QUEUE_PREFIX, db, jobId, config.RETENTION_MS);
+    const { redis, config, reads, shards } = c.get('deps');
+    const merchantId = c.get('merchant').id;
+    const status = await findJobStatus(
+      redis,
+      shards,
+      finishedJobRecords(reads),
+      jobId,
+      config.RETENTION_MS,
+      merchantId,
+    );
     // Another merchant's job is as unknown as a job that never existed.
-    if (!status || status.merchantId !== c.get('merchant').id) throw new AppError('NOT_FOUND', 'Job not found');
+    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
     return c.json(toPublicStatus(status), 200);
   });
 }

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import { queueNames } from '../../shared/queue/job-catalogue.js';
+import { recordJobOwner } from '../../shared/queue/job-owner.js';
 import type { RedisConnection } from '../../shared/queue/redis.js';
 import {
   abortKey,
@@ -10,6 +11,7 @@ import {
   keyLifetimes,
   WITHDRAWN,
 } from '../../shared/queue/redis-keys.js';
+import type { ShardLayout } from '../../shared/queue/shards.js';
 import { type BatchMember, batchIdOf, memberJobId, newBatchId } from '../../shared/single-cancels/member-ids.js';
 
 /**
@@ -113,8 +115,9 @@ export class SingleCancelBatcher {
 
   constructor(
     private readonly redis: RedisConnection,
-    private readonly prefix: string,
-    private readonly queue: () => Queue,
+    private readonly layout: ShardLayout,
+    /** The single-cancel queue of the merchant's shard. */
+    private readonly queue: (merchantId: string) => Queue,
   ) {}
 
   add(payload: SingleCancelPayload, deduplicationId: string): Promise<StoredSingleCancel> {
@@ -160,7 +163,9 @@ export class SingleCancelBatcher {
   }
 
   private async store(merchantId: string, waiting: Waiting[]): Promise<void> {
-    const batchId = newBatchId();
+    // The batch, its members' abort marks and their dedup keys: all under the merchant's shard prefix.
+    const prefix = this.layout.merchantPrefix(merchantId);
+    const batchId = newBatchId(this.layout.merchantShard(merchantId));
     // Identical requests in the same batch are one member.
     const byKey = new Map<string, Waiting[]>();
     for (const entry of waiting) {
@@ -173,8 +178,8 @@ export class SingleCancelBatcher {
       ...(same[0] as Waiting).member,
       jobId: memberJobId(batchId, index),
     }));
-    const keys = distinct.map((same) => cancelDedupKey(this.prefix, (same[0] as Waiting).deduplicationId));
-    const marks = members.map((member) => abortKey(this.prefix, member.jobId));
+    const keys = distinct.map((same) => cancelDedupKey(prefix, (same[0] as Waiting).deduplicationId));
+    const marks = members.map((member) => abortKey(prefix, member.jobId));
     // One round trip: the twin lookup and the batch are sent together, the batch with every member
     // (a request waits on Redis once, which bounds how many the API answers per second).
     const sharing = this.redis.eval(
@@ -182,17 +187,17 @@ export class SingleCancelBatcher {
       keys.length + marks.length,
       ...keys,
       ...marks,
-      jobKeyPrefix(this.prefix, queueNames.single),
-      abortKeyPrefix(this.prefix),
+      jobKeyPrefix(prefix, queueNames.single),
+      abortKeyPrefix(prefix),
       keyLifetimes.cancelDedupMs,
       keyLifetimes.withdrawnMarkMs,
       WITHDRAWN,
       ...members.map((member) => member.jobId),
     ) as Promise<Array<string | null>>;
     // (Through a promise, so that queues not built yet reject like any failed store.)
-    const adding = Promise.resolve().then(() =>
-      this.queue().add('cancelBatch', { merchantId, requests: members }, { jobId: batchId }),
-    );
+    const adding = Promise.resolve()
+      .then(() => this.queue(merchantId).add('cancelBatch', { merchantId, requests: members }, { jobId: batchId }))
+      .then(() => recordJobOwner(this.redis, jobKey(prefix, queueNames.single, batchId), merchantId));
     const [looked, added] = await Promise.allSettled([sharing, adding]);
     if (looked.status === 'rejected' || added.status === 'rejected') {
       const error = looked.status === 'rejected' ? looked.reason : (added as PromiseRejectedResult).reason;
@@ -231,7 +236,8 @@ return 0
 `;
 
 /** True: withdrawn from its batch; false: its batch has started. */
-export async function withdrawMember(redis: RedisConnection, prefix: string, jobId: string): Promise<boolean> {
+export async function withdrawMember(redis: RedisConnection, layout: ShardLayout, jobId: string): Promise<boolean> {
+  const prefix = layout.jobPrefix(jobId);
   const batch = jobKey(prefix, queueNames.single, batchIdOf(jobId));
   return (
     (await redis.eval(WITHDRAW_MEMBER, 2, batch, abortKey(prefix, jobId), WITHDRAWN, keyLifetimes.withdrawnMarkMs)) ===

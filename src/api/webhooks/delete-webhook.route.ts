@@ -1,5 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
-import { deleteWebhook } from '../../shared/webhooks/webhooks.repository.js';
+import { deleteWebhook, findWebhookStatus } from '../../shared/webhooks/webhooks.repository.js';
+import { auditAdminWrite } from '../admin/admin-audit.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
 import { adminErrorResponses } from '../schemas.js';
@@ -8,6 +9,7 @@ export function registerDeleteWebhook(app: App): void {
   const route = createRoute({
     method: 'delete',
     path: '/admin/v1/merchants/{merchantId}/webhook',
+    operationId: 'adminDeleteWebhook',
     ...adminRouteMeta,
     summary: "Remove a merchant's webhook",
     description:
@@ -23,7 +25,21 @@ export function registerDeleteWebhook(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     await requireMerchant(c.get('deps').db, merchantId);
-    const removed = await deleteWebhook(c.get('deps').db, merchantId);
+    const removed = await c
+      .get('deps')
+      .db.transaction()
+      .execute(async (trx) => {
+        const before = await findWebhookStatus(trx, merchantId);
+        const deleted = await deleteWebhook(trx, merchantId);
+        if (deleted) {
+          await auditAdminWrite(c, trx, {
+            action: 'webhook.delete',
+            target: merchantId,
+            before: before ? { url: before.url, events: before.events } : null,
+          });
+        }
+        return deleted;
+      });
     c.get('logger').info({ merchantId, removed }, 'webhook removed');
     return c.body(null, 204);
   });

@@ -31,6 +31,7 @@ export function registerGetWebhook(app: App): void {
   const route = createRoute({
     method: 'get',
     path: '/admin/v1/merchants/{merchantId}/webhook',
+    operationId: 'adminGetWebhook',
     ...adminRouteMeta,
     summary: "A merchant's webhook and whether it is enabled (the secret is never shown again)",
     request: { params: MerchantIdParamsSchema },

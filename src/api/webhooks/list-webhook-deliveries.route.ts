@@ -47,6 +47,7 @@ export function registerListWebhookDeliveries(app: App): void {
   const route = createRoute({
     method: 'get',
     path: '/admin/v1/merchants/{merchantId}/webhook/deliveries',
+    operationId: 'adminListWebhookDeliveries',
     ...adminRouteMeta,
     summary: "A merchant's latest webhook deliveries and their outcome",
     request: { params: MerchantIdParamsSchema },

@@ -3,7 +3,8 @@ import { AppError } from '../../shared/errors.js';
 import { checkWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
 import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
 import { generateWebhookSecret } from '../../shared/webhooks/webhook-signature.js';
-import { upsertWebhook } from '../../shared/webhooks/webhooks.repository.js';
+import { findWebhookStatus, upsertWebhook } from '../../shared/webhooks/webhooks.repository.js';
+import { auditAdminWrite } from '../admin/admin-audit.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
@@ -50,6 +51,7 @@ export function registerPutWebhook(app: App): void {
   const route = createRoute({
     method: 'put',
     path: '/admin/v1/merchants/{merchantId}/webhook',
+    operationId: 'adminPutWebhook',
     ...adminRouteMeta,
     summary: "Set a merchant's completion webhook (Standard Webhooks), with a new signing secret",
     description:
@@ -77,7 +79,19 @@ export function registerPutWebhook(app: App): void {
       events: body.events ?? [...webhookEventTypes],
       secret: generateWebhookSecret(),
     };
-    await upsertWebhook(c.get('deps').db, c.get('deps').secrets, merchantId, webhook);
+    await c
+      .get('deps')
+      .db.transaction()
+      .execute(async (trx) => {
+        const before = await findWebhookStatus(trx, merchantId);
+        await upsertWebhook(trx, c.get('deps').secrets, merchantId, webhook);
+        await auditAdminWrite(c, trx, {
+          action: 'webhook.put',
+          target: merchantId,
+          before: before ? { url: before.url, events: before.events } : null,
+          after: { url: webhook.url, events: webhook.events },
+        });
+      });
     c.get('logger').info({ merchantId, host: new URL(webhook.url).host, events: webhook.events }, 'webhook set');
     return c.json(webhook, 200);
   });

@@ -8,6 +8,10 @@ import { basename, extname, join } from 'node:path';
  * lists every committed migration with a sha256 of its file, in the order they run; a unit test
  * compares it with the folder, and `npm run migrations:lock` appends new migrations to it (and
  * never rewrites an entry).
+ *
+ * The lock was started afresh once, before the first release, when the migrations of 2026-11-20 to
+ * 2026-11-24 were replaced by one baseline (2026-11-25T0000-baseline, issue 24). Never again: from
+ * then on a database somewhere may have run any committed migration.
  */
 
 export interface LockedMigration {

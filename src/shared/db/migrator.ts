@@ -1,48 +1,51 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
-import * as initial from './migrations/2026-11-20T0000-initial.js';
-import * as rewardsCancelLayout from './migrations/2026-11-21T0000-rewards-cancel-layout.js';
-import * as merchantQuotas from './migrations/2026-11-22T0000-merchant-quotas.js';
-import * as jobStates from './migrations/2026-11-22T0100-job-states.js';
-import * as signatureVersion from './migrations/2026-11-22T0200-signature-version.js';
-import * as webhooks from './migrations/2026-11-22T0300-webhooks.js';
-import * as jobRewards from './migrations/2026-11-22T0400-job-rewards.js';
-import * as sessionBetSlipJson from './migrations/2026-11-22T0500-session-bet-slip-json.js';
-import * as rewardsCancelRoom from './migrations/2026-11-22T0600-rewards-cancel-room.js';
-import * as jobCancelSlices from './migrations/2026-11-22T0700-job-cancel-slices.js';
-import * as slimJobBookkeeping from './migrations/2026-11-24T0100-slim-job-bookkeeping.js';
-import * as retention from './migrations/2026-11-24T0200-retention.js';
-import * as webhookBounds from './migrations/2026-11-24T0300-webhook-bounds.js';
+import { type Kysely, sql } from 'kysely';
+import { type MigrationModule, type MigrationRunOptions, runMigrations } from './migration-runner.js';
+import { baseline } from './migrations/2026-11-25T0000-baseline.js';
+import * as adminAuditLog from './migrations/2026-11-26T0200-admin-audit-log.js';
+import * as requireSignatureV2 from './migrations/2026-11-26T0250-require-signature-v2.js';
+
+/** Hash partitions of `rewards` made by the baseline when REWARD_PARTITIONS is not set. */
+const DEFAULT_REWARD_PARTITIONS = 16;
+
+export interface MigrationOptions {
+  /**
+   * Hash partitions of `rewards`: used by the first migration only (the baseline). A database migrated
+   * before keeps the count it was created with (`rewardPartitionCount`).
+   */
+  rewardPartitions?: number;
+}
 
 /**
  * Migrations are listed here rather than read from a folder, so that the built code and the
  * TypeScript sources run the same set whatever the working directory.
  */
-const migrations: Record<string, Migration> = {
-  '2026-11-20T0000-initial': initial,
-  '2026-11-21T0000-rewards-cancel-layout': rewardsCancelLayout,
-  '2026-11-22T0000-merchant-quotas': merchantQuotas,
-  '2026-11-22T0100-job-states': jobStates,
-  '2026-11-22T0200-signature-version': signatureVersion,
-  '2026-11-22T0300-webhooks': webhooks,
-  '2026-11-22T0400-job-rewards': jobRewards,
-  '2026-11-22T0500-session-bet-slip-json': sessionBetSlipJson,
-  '2026-11-22T0600-rewards-cancel-room': rewardsCancelRoom,
-  '2026-11-22T0700-job-cancel-slices': jobCancelSlices,
-  '2026-11-24T0100-slim-job-bookkeeping': slimJobBookkeeping,
-  '2026-11-24T0200-retention': retention,
-  '2026-11-24T0300-webhook-bounds': webhookBounds,
-};
-
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+export function migrations({
+  rewardPartitions = DEFAULT_REWARD_PARTITIONS,
+}: MigrationOptions): Record<string, MigrationModule> {
+  return {
+    '2026-11-25T0000-baseline': baseline({ rewardPartitions }),
+    '2026-11-26T0200-admin-audit-log': adminAuditLog,
+    '2026-11-26T0250-require-signature-v2': requireSignatureV2,
+  };
+}
 
 /**
- * Applies every pending migration. Kysely's Postgres adapter takes an advisory lock for the run, so
- * several processes (replicas starting together) may call this at once: one applies, the rest wait
- * and then find nothing to do.
+ * Applies every pending migration, each in its own transaction (or none, for a file that says
+ * `export const transaction = false`) under `lock_timeout`, retried when a lock is not granted in time
+ * (src/shared/db/migration-runner.ts). A session advisory lock makes it safe for several processes to
+ * call this at once: one applies, the rest wait and then find nothing to do.
  */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+export async function migrateToLatest(
+  db: Kysely<any>,
+  options: MigrationOptions & MigrationRunOptions = {},
+): Promise<string[]> {
+  return runMigrations(db, migrations(options), options);
+}
+
+/** How many hash partitions `rewards` has: fixed when the database was first migrated. */
+export async function rewardPartitionCount(db: Kysely<any>): Promise<number> {
+  const result = await sql<{ partitions: number }>`
+    SELECT count(*)::int AS partitions FROM pg_inherits WHERE inhparent = 'rewards'::regclass
+  `.execute(db);
+  return result.rows[0]?.partitions ?? 0;
 }

@@ -41,6 +41,8 @@ interface MerchantsTable {
   /** Bulk jobs of this merchant queued or running at once; null: MAX_QUEUED_JOBS. */
   max_queued_jobs: number | null;
   signature_version: Generated<SignatureVersion>;
+  /** true: version 1 is refused on the cancel and abort routes (X-Signature required there). */
+  require_signature_v2: Generated<boolean>;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
 }
@@ -236,6 +238,20 @@ interface JobCancelSlicesTable {
   player_ids: string[];
 }
 
+/** One admin write: who (the operator's name), what, on what, when; settings before and after. */
+interface AdminAuditLogTable {
+  id: Generated<string>;
+  created_at: CreatedAt;
+  operator: string;
+  /** `merchant.update`, `webhook.put`, `dashboard.write`, ... */
+  action: string;
+  /** What the write applied to: a merchant id, a queue path. */
+  target: string | null;
+  before: ColumnType<unknown, string | null, never>;
+  after: ColumnType<unknown, string | null, never>;
+  request_id: string | null;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   reward_configurations: RewardConfigurationsTable;
@@ -251,6 +267,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   job_rewards: JobRewardsTable;
   job_cancel_slices: JobCancelSlicesTable;
+  admin_audit_log: AdminAuditLogTable;
 }
 
 export type Merchant = Selectable<MerchantsTable>;

@@ -1,5 +1,4 @@
 import type { Job } from 'bullmq';
-import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import type { JobStatus, PublicJobStatus } from '../job-status-schema.js';
 import type { Logger } from '../logger.js';
@@ -16,6 +15,7 @@ import {
 } from '../queue/job-catalogue.js';
 import type { MerchantTurns } from '../queue/merchant-turns.js';
 import type { RedisConnection } from '../queue/redis.js';
+import type { ShardLayout } from '../queue/shards.js';
 import {
   type JobOutcome as AuditRow,
   finishedJobIds,
@@ -50,7 +50,7 @@ interface AuditRecorder {
 
 /** What the owner uses in a worker process (the worker's deps have it all). */
 export interface JobOutcomeDeps {
-  config: Pick<Config, 'QUEUE_PREFIX'>;
+  shards: ShardLayout;
   db: Db;
   redis: RedisConnection;
   logger: Logger;
@@ -69,8 +69,8 @@ function isMerchantJob(job: Job): boolean {
   return job.name !== 'bulkCancelPart' && job.name !== 'cancelBatch';
 }
 
-function abortRequested(deps: Pick<JobOutcomeDeps, 'redis' | 'config'>, jobId: string): Promise<boolean> {
-  return isAbortRequested(deps.redis, deps.config.QUEUE_PREFIX, jobId);
+function abortRequested(deps: Pick<JobOutcomeDeps, 'redis' | 'shards'>, jobId: string): Promise<boolean> {
+  return isAbortRequested(deps.redis, deps.shards, jobId);
 }
 
 /** A bulk item (a merchant's job or a part) was taken by a worker: it no longer waits for its turn. */
@@ -257,6 +257,7 @@ async function batchFailed(deps: JobOutcomeDeps, job: Job, error: Error): Promis
   // Postgres away: all are recorded failed through the outbox (a finished row cannot be told apart then).
   const finishedIds = await finishedJobIds(
     deps.db,
+    merchantId,
     parsed.data.requests.map((request) => request.jobId),
   ).catch(() => new Set<string>());
   const requests = parsed.data.requests.filter((request) => !finishedIds.has(request.jobId));

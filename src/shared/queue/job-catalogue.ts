@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { DefaultJobOptions } from 'bullmq';
 import { z } from 'zod';
 import { identifierSchema, uuidSchema } from '../wire-rules.js';
@@ -23,12 +23,23 @@ export type Operation = (typeof operations)[number];
 const uuid = uuidSchema();
 const identifier = identifierSchema();
 
+/**
+ * The W3C trace context of the span that queued the job (the request's enqueue, or a split job's own
+ * span for its parts): the worker's spans join that trace (shared/telemetry/trace-context.ts). Absent
+ * when tracing is off.
+ */
+const traceCarrier = {
+  traceparent: z.string().max(128).optional(),
+  tracestate: z.string().max(512).optional(),
+};
+
 const jobBase = {
   merchantId: uuid,
   /** The API request that created the job, so its log lines and the worker's can be joined. */
   requestId: z.string().max(128).optional(),
   /** Epoch ms at which the API accepted the request. */
   acceptedAt: z.number().int().nonnegative(),
+  ...traceCarrier,
 };
 
 /** Where a long job has got to: saved on the job after each batch so that a retry resumes there. */
@@ -92,6 +103,7 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
     externalIds: z.array(identifier),
     /** Parts made before external ids were de-duplicated at split time carried the request's ids here. */
     excludeIds: z.array(uuid).optional(),
+    ...traceCarrier,
   }),
   z.object({
     operation: z.literal('bulkCancelByQuery'),
@@ -100,6 +112,7 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
     ...queryFilterSchema.shape,
     playerIds: sortedPlayerIds,
     cursor: queryCursorSchema.optional(),
+    ...traceCarrier,
   }),
 ]);
 
@@ -118,6 +131,8 @@ export const cancelBatchJobSchema = z.object({
           acceptedAt: jobBase.acceptedAt,
           id: uuid.optional(),
           externalId: identifier.optional(),
+          /** The request's trace: the coalesced write links to it. */
+          traceparent: traceCarrier.traceparent,
         })
         .refine((data) => (data.id === undefined) !== (data.externalId === undefined), {
           message: 'exactly one of id or externalId',
@@ -150,11 +165,6 @@ export interface QueryCancelResult {
   cancelled: number;
 }
 export type JobResult = CancelResult | QueryCancelResult;
-
-/** Job ids are UUIDs: unique across both queues, and free of ':' (BullMQ reserves it). */
-export function newJobId(): string {
-  return randomUUID();
-}
 
 /** Child jobs get ids derived from their parent, so re-adding the same split is a no-op. */
 export function partJobId(rootJobId: string, index: number): string {

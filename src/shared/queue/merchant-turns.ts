@@ -1,5 +1,6 @@
 import type { RedisConnection } from './redis.js';
 import { keyLifetimes, merchantJobsKey, merchantTurnsKey } from './redis-keys.js';
+import type { ShardLayout } from './shards.js';
 
 /**
  * Fair turns between merchants on the bulk queue, and each merchant's cap of queued bulk jobs.
@@ -12,7 +13,9 @@ import { keyLifetimes, merchantJobsKey, merchantTurnsKey } from './redis-keys.js
  * merchant's job waits only for the items already running and for at most one item of each other
  * merchant per turn ahead of it — never for another merchant's whole backlog.
  *
- * Two sorted sets per merchant (redis-keys.ts), in one Redis Cluster slot with the queues:
+ * Two sorted sets per merchant (redis-keys.ts), under the merchant's shard prefix (shards.ts), so in one
+ * Redis Cluster slot with each other and with the merchant's queues. Turns order the items of one shard's
+ * bulk queue; the shards themselves take turns in the worker (workers.ts):
  * - `turns`: the merchant's bulk items that wait (member = job id, score = its turn). An item leaves
  *   when a worker starts it. A new item's turn is max(waiting + 1, highest waiting turn), so a
  *   merchant's own items keep their order and turns stay small (bounded by the items waiting).
@@ -77,15 +80,15 @@ export type TurnOutcome = { accepted: true; turn: number } | { accepted: false; 
 export class MerchantTurns {
   constructor(
     private readonly redis: RedisConnection,
-    private readonly prefix: string,
+    private readonly layout: ShardLayout,
   ) {}
 
   private jobsKey(merchantId: string): string {
-    return merchantJobsKey(this.prefix, merchantId);
+    return merchantJobsKey(this.layout.merchantPrefix(merchantId), merchantId);
   }
 
   private turnsKey(merchantId: string): string {
-    return merchantTurnsKey(this.prefix, merchantId);
+    return merchantTurnsKey(this.layout.merchantPrefix(merchantId), merchantId);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Metrics } from '../metrics.js';
+import type { ShardedQueues } from './queues.js';
 
 const QUEUE_STATES = [
   'waiting',
@@ -13,19 +14,22 @@ const QUEUE_STATES = [
 
 /**
  * The backlog read at scrape time: job counts per state (LLEN/ZCARD calls, no key scan) and how long
- * the job next in line has waited, in a few O(1) commands per queue.
+ * the job next in line has waited, in a few O(1) commands per queue of every shard (`shard` label: the
+ * shard's number; none on an unsharded queue nor on the webhooks queue).
  */
-export async function refreshQueueDepth(metrics: Metrics, queues: Record<string, Queue>): Promise<void> {
+export async function refreshQueueDepth(metrics: Metrics, queues: ShardedQueues): Promise<void> {
   const now = Date.now();
   await Promise.all(
-    Object.entries(queues).map(async ([name, queue]) => {
+    queues.listed().map(async ({ name, shard, queue }) => {
       try {
         const [counts, age] = await Promise.all([
           queue.getJobCounts(...QUEUE_STATES),
           oldestWaitingAgeSeconds(queue, now),
         ]);
-        for (const state of QUEUE_STATES) metrics.queueJobs.set({ queue: name, state }, counts[state] ?? 0);
-        metrics.queueOldestWaitingAge.set({ queue: name }, age);
+        // No `shard` label at all on an unsharded queue: series stay as they were before shards.
+        const labels = shard === '' ? { queue: name } : { queue: name, shard };
+        for (const state of QUEUE_STATES) metrics.queueJobs.set({ ...labels, state }, counts[state] ?? 0);
+        metrics.queueOldestWaitingAge.set(labels, age);
       } catch {
         // Redis away: keep the last values; readiness reports the outage.
       }

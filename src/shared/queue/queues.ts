@@ -2,29 +2,93 @@ import { Queue } from 'bullmq';
 import { webhookJobOptions, webhookQueueName } from '../webhooks/webhook-catalogue.js';
 import { defaultJobOptions, type QueueName, queueNames } from './job-catalogue.js';
 import type { RedisConnection } from './redis.js';
+import { jobShard, type ShardLayout } from './shards.js';
 
-/** Every queue of the service, by name: the two cancellation queues and the webhooks queue. */
-export type Queues = Record<QueueName | typeof webhookQueueName, Queue>;
+/** The two cancellation queues of one shard, by name. */
+type CancellationQueues = Record<QueueName, Queue>;
 
-/**
- * Every queue on one connection: the one place a Queue is built, so every process (API producer,
- * worker, tests) shares the prefix, the default job options and the error guard, and the dashboard
- * and `gateway_queue_jobs` list them all.
- */
-export function createQueues(connection: RedisConnection, prefix: string): Queues {
-  // skipWaitingForReady: a producer whose Redis is away must fail its command at once (503), not wait.
-  const cancellation = { connection, prefix, defaultJobOptions, skipWaitingForReady: true };
-  const queues: Queues = {
-    [queueNames.single]: new Queue(queueNames.single, cancellation),
-    [queueNames.bulk]: new Queue(queueNames.bulk, cancellation),
-    // No request waits on a webhook event: it may wait for Redis (the notifier bounds how long it is held).
-    [webhookQueueName]: new Queue(webhookQueueName, { connection, prefix, defaultJobOptions: webhookJobOptions }),
-  };
-  // Connection trouble surfaces through failing commands; an unheard 'error' event would end the process.
-  for (const queue of Object.values(queues)) queue.on('error', () => {});
-  return queues;
+/** One queue shard: its number (null: the unsharded layout), its key prefix and its queues. */
+export interface QueueShard {
+  shard: number | null;
+  prefix: string;
+  queues: CancellationQueues;
 }
 
-export async function closeQueues(queues: Queues): Promise<void> {
-  await Promise.all(Object.values(queues).map((queue) => queue.close()));
+/** A queue as the dashboard and `gateway_queue_jobs` list it: its name and its shard ('' when none). */
+export interface ListedQueue {
+  name: string;
+  shard: string;
+  queue: Queue;
+}
+
+/**
+ * Every queue of the service on one connection: the cancellation queues of every shard (shards.ts) and
+ * the webhooks queue. The one place a Queue is built, so every process (API producer, worker, tests)
+ * shares the prefixes, the default job options and the error guard, and the dashboard and
+ * `gateway_queue_jobs` list them all. Built once per process and passed down.
+ */
+export class ShardedQueues {
+  readonly webhooks: Queue;
+  private readonly shards = new Map<string, QueueShard>();
+
+  constructor(
+    private readonly connection: RedisConnection,
+    readonly layout: ShardLayout,
+  ) {
+    // No request waits on a webhook event: it may wait for Redis (the notifier bounds how long it is held).
+    this.webhooks = new Queue(webhookQueueName, {
+      connection,
+      prefix: layout.prefix,
+      defaultJobOptions: webhookJobOptions,
+    });
+    // Connection trouble surfaces through failing commands; an unheard 'error' event would end the process.
+    this.webhooks.on('error', () => {});
+    for (const shard of layout.allShards()) this.forShard(shard);
+  }
+
+  /** A shard's queues (built on first use: a job of a shard outside the current counts is still found). */
+  forShard(shard: number | null): QueueShard {
+    const prefix = this.layout.shardPrefix(shard);
+    let found = this.shards.get(prefix);
+    if (!found) {
+      // skipWaitingForReady: a producer whose Redis is away must fail its command at once (503), not wait.
+      const options = { connection: this.connection, prefix, defaultJobOptions, skipWaitingForReady: true };
+      const queues: CancellationQueues = {
+        [queueNames.single]: new Queue(queueNames.single, options),
+        [queueNames.bulk]: new Queue(queueNames.bulk, options),
+      };
+      for (const queue of Object.values(queues)) queue.on('error', () => {});
+      found = { shard, prefix, queues };
+      this.shards.set(prefix, found);
+    }
+    return found;
+  }
+
+  /** The shard new work of this merchant goes to. */
+  forMerchant(merchantId: string): QueueShard {
+    return this.forShard(this.layout.merchantShard(merchantId));
+  }
+
+  /** The shard holding a job (its id names it). */
+  forJob(jobId: string): QueueShard {
+    return this.forShard(jobShard(jobId));
+  }
+
+  /** Every shard that may hold jobs (the current count's, and the previous count's while it changes). */
+  list(): QueueShard[] {
+    return this.layout.allShards().map((shard) => this.forShard(shard));
+  }
+
+  /** Every queue, named for the dashboard and the metrics. */
+  listed(): ListedQueue[] {
+    const cancellation = this.list().flatMap(({ shard, queues }) =>
+      Object.entries(queues).map(([name, queue]) => ({ name, shard: shard === null ? '' : String(shard), queue })),
+    );
+    return [...cancellation, { name: webhookQueueName, shard: '', queue: this.webhooks }];
+  }
+
+  async close(): Promise<void> {
+    const queues = [...this.shards.values()].flatMap(({ queues }) => Object.values(queues));
+    await Promise.all([...queues, this.webhooks].map((queue) => queue.close()));
+  }
 }

@@ -5,13 +5,18 @@ import type { QueueName } from './job-catalogue.js';
  * written down. BullMQ spells its own keys (`<prefix>:<queue>:wait`, `…:<jobId>:logs`, …) from the
  * same prefix; only the job hashes that our scripts read are spelled here too.
  *
- * Hash tag: every key starts with the queue prefix (QUEUE_PREFIX, `{rewards}` by default), whose
- * `{…}` part is the Redis Cluster hash tag. So today every key below lives in one Cluster slot with
- * the queues: a script may touch any of them together, and a key a script builds from a value it read
- * (SHARE_WAITING, single-cancel-batcher.ts) is in the slot of the keys it declared. A key family that
- * moves to another slot must keep that true for the scripts that touch it.
+ * Hash tag: every key starts with a queue prefix whose `{…}` part is the Redis Cluster hash tag. With
+ * QUEUE_SHARDS=1 that is QUEUE_PREFIX itself (`{rewards}` by default) for every key. With more shards
+ * (shards.ts) each shard has a prefix of its own (queueShardPrefix: `{rewards-<n>}`), holding that
+ * shard's two cancellation queues and every per-merchant key of the merchants mapped to it; a job's keys
+ * (its hash, its abort mark) are under its shard's prefix, which its id names. What is not per merchant
+ * nor per job (the audit outbox, the webhooks queue, the readiness probe of that slot) stays under
+ * QUEUE_PREFIX. So a script touches keys of one prefix only, always in one slot, and a key a script
+ * builds from a value it read (SHARE_WAITING, single-cancel-batcher.ts) is in the slot of the keys it
+ * declared.
  *
- * Each function takes the prefix, so every process (API, worker, tests) builds the same keys.
+ * Each function takes the prefix it lives under (QUEUE_PREFIX, a merchant's or a job's shard prefix as
+ * shards.ts gives it), so every process (API, worker, tests) builds the same keys.
  */
 
 const SECOND_MS = 1_000;
@@ -56,7 +61,8 @@ export const keyLifetimes = {
   /** A finished idempotency record: how long a replay answers the first request's job id. */
   idempotencyRecordMs: 24 * 60 * MINUTE_MS,
   /**
-   * An idempotency record while its request stores the job: well above the producer's deadline
+   * A single cancel's idempotency record while its request stores the job (a bulk job's pending record
+   * names its planned id and is kept idempotencyRecordMs instead): well above the producer's deadline
    * (ENQUEUE_TIMEOUT_MS, 1.5 s by default), so a slow store is not mistaken for an abandoned one, and
    * short, so a process that dies between the two steps blocks the key for seconds, not a day.
    */
@@ -65,6 +71,20 @@ export const keyLifetimes = {
 
 /** The abort mark's value once the API has taken a waiting single cancel out of its batch. */
 export const WITHDRAWN = 'withdrawn';
+
+/**
+ * The prefix of queue shard `shard` (null: the unsharded layout, QUEUE_PREFIX itself). The shard number
+ * goes inside the hash tag, so each shard is a slot of its own: `{rewards}` → `{rewards-3}`; a prefix
+ * without a tag gets one (`bull` → `{bull-3}`). Lifetime: that of the keys under it.
+ */
+export function queueShardPrefix(prefix: string, shard: number | null): string {
+  if (shard === null) return prefix;
+  const open = prefix.indexOf('{');
+  const close = open === -1 ? -1 : prefix.indexOf('}', open + 1);
+  // Redis takes the first `{…}` with something inside as the tag; an empty `{}` is no tag at all.
+  if (open === -1 || close <= open + 1) return `{${prefix}-${shard}}`;
+  return `${prefix.slice(0, close)}-${shard}${prefix.slice(close)}`;
+}
 
 /**
  * `<prefix>:<queue>:` — BullMQ's job hash of a queue is this followed by the job id; its children's
@@ -141,10 +161,31 @@ export function rateLimitKey(prefix: string, merchantId: string): string {
 /**
  * An idempotency record (idempotency.ts), by a short digest of the merchant and the key it chose (the
  * merchant id is inside the digest, not spelled out: a record must stay small, see docs/scaling.md).
- * Lifetime: keyLifetimes.idempotencyPendingMs while its request stores the job, then idempotencyRecordMs.
+ * Lifetime: idempotencyRecordMs, from the claim for a bulk job (its pending record names the job id chosen
+ * before the store, and must outlive a store that timed out) and from the answer once stored; a single
+ * cancel's pending record only keyLifetimes.idempotencyPendingMs.
  */
 export function idempotencyRecordKey(prefix: string, merchantAndKeyDigest: string): string {
   return `${prefix}:i:${merchantAndKeyDigest}`;
+}
+
+/**
+ * A version-1 signature seen in a URL (GET /betSlip), which no other route accepts from then on: the key
+ * is a digest of the signature's timestamp and hash (url-signature-binding.ts), the value `1`.
+ * Under the merchant's own keys, so a layout that moves per-merchant keys moves this one with them.
+ * Lifetime: until the signature leaves its window (SIGNATURE_WINDOW_MS after its timestamp), PXAT.
+ */
+export function urlSignatureKey(prefix: string, merchantId: string, signatureDigest: string): string {
+  return `${prefix}:merchant:${merchantId.toLowerCase()}:url-sig:${signatureDigest}`;
+}
+
+/**
+ * A version-2 request's replay record (idempotency.ts, the same record as an Idempotency-Key's), by a
+ * digest of its X-Signature value (never the value itself). Under the merchant's own keys. Lifetime:
+ * until the X-Signature leaves its window (SIGNATURE_WINDOW_MS after its `t`), PXAT.
+ */
+export function signatureReplayKey(prefix: string, merchantId: string, signatureDigest: string): string {
+  return `${prefix}:merchant:${merchantId.toLowerCase()}:sig:${signatureDigest}`;
 }
 
 /**
@@ -157,6 +198,16 @@ export function webhookPendingKey(prefix: string, merchantId: string): string {
 }
 
 /**
+ * Every merchant with pending webhook events, scored by how many it has (a sorted set kept by the same
+ * scripts that change the pending sets, webhook-pending.ts): `gateway_webhook_pending` reads its top
+ * merchants in one command, with no key scan. A merchant leaves it when its last event does.
+ * Lifetime: keyLifetimes.webhookPendingMs, refreshed at every new event (as the sets it counts).
+ */
+export function webhookPendingIndexKey(prefix: string): string {
+  return `${prefix}:webhook:pending-by-merchant`;
+}
+
+/**
  * A merchant's webhook attempts in flight (a sorted set of event ids scored by the slot's expiry,
  * webhook-slots.ts): at most WEBHOOK_MERCHANT_CONCURRENCY. An entry leaves when its attempt ends, or
  * is ignored and pruned once expired (a worker that died mid-attempt). Lifetime: the latest slot's.
@@ -165,7 +216,10 @@ export function webhookInflightKey(prefix: string, merchantId: string): string {
   return `${prefix}:webhook:${merchantId.toLowerCase()}:inflight`;
 }
 
-/** Never written: readiness asks for it (EXISTS) only to reach the node that owns the queues' slot. */
+/**
+ * Never written: readiness asks for it (EXISTS) under QUEUE_PREFIX and under every queue shard's prefix,
+ * only to reach each node that owns one of those slots.
+ */
 export function readinessProbeKey(prefix: string): string {
   return `${prefix}:readiness`;
 }

@@ -16,11 +16,17 @@ export type RedisTarget = Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>;
  *
  * With REDIS_CLUSTER_NODES the same two kinds are made as an ioredis `Cluster`, which follows MOVED
  * and ASK redirections (a resharded queue slot) and refreshes its slot map by itself.
+ *
+ * `autoPipelining`: commands issued in one turn of the event loop leave together, in one write (per
+ * cluster node). For a connection of small independent commands sent by many requests at once, where
+ * each write to the socket is a system call that costs more than the command. Never for a connection
+ * BullMQ uses: its blocking commands and scripts are not written with it in mind.
  */
 export function createRedis(
   where: RedisTarget | string,
   role: 'producer' | 'worker',
   connectionName: string,
+  options: { autoPipelining?: boolean } = {},
 ): RedisConnection {
   const target: RedisTarget = typeof where === 'string' ? { REDIS_URL: where, REDIS_CLUSTER_NODES: undefined } : where;
   const failFast = role === 'producer';
@@ -30,12 +36,14 @@ export function createRedis(
     // Reconnect with a growing pause, capped at 2 s, for as long as the process lives.
     retryStrategy: (times) => Math.min(times * 100, 2_000),
     maxRetriesPerRequest: failFast ? 1 : null,
+    enableAutoPipelining: options.autoPipelining === true,
   };
   let redis: RedisConnection;
   if (target.REDIS_CLUSTER_NODES) {
     redis = new Cluster(target.REDIS_CLUSTER_NODES, {
       redisOptions: nodeOptions,
       enableOfflineQueue: !failFast,
+      enableAutoPipelining: options.autoPipelining === true,
       // Keep trying to reach the cluster for as long as the process lives (null would give up).
       clusterRetryStrategy: (times) => Math.min(times * 100, 2_000),
       // A reshard answers MOVED for a while: follow it at once and refresh the slot map.

@@ -20,7 +20,7 @@ export interface JobRecord {
 }
 
 /**
- * The durable audit trail of cancellation jobs (docs/design.md §5). Writes are upserts keyed by job id, so
+ * The durable audit trail of cancellation jobs (docs/design.md §5). Writes are upserts keyed by merchant and job id, so
  * a job that runs twice (at-least-once delivery) updates its row rather than adding one.
  * Many records are written in one statement: coalesced single cancels finish hundreds at a time.
  */
@@ -41,7 +41,7 @@ export async function recordJobsStarted(db: Executor, jobs: readonly JobRecord[]
       })),
     )
     .onConflict((oc) =>
-      oc.column('id').doUpdateSet((eb) => ({
+      oc.columns(['merchant_id', 'id']).doUpdateSet((eb) => ({
         // A retry of a failed attempt runs again; a finished job stays finished. (An abort recorded as
         // `cancelled` by the API while a worker was already taking the job becomes running again: that
         // worker sees the abort and records the job as cancelled when it stops.)
@@ -68,7 +68,7 @@ export interface JobOutcome extends JobRecord {
  * rows in the same statement as the cancels. A single cancel's reward stays listed (`reward_id`) whatever
  * a later record says, as a bulk job's `job_rewards` rows do.
  */
-export const FINISHED_JOB_CONFLICT = `ON CONFLICT (id) DO UPDATE SET
+export const FINISHED_JOB_CONFLICT = `ON CONFLICT (merchant_id, id) DO UPDATE SET
      state = excluded.state,
      outcome = excluded.outcome,
      reward_id = coalesce(excluded.reward_id, j.reward_id),
@@ -126,12 +126,17 @@ export async function recordJobsFinished(db: Executor, outcomes: readonly JobOut
   );
 }
 
-/** Which of these jobs already have a finished audit row (completed, failed or cancelled). */
-export async function finishedJobIds(db: Executor, jobIds: readonly string[]): Promise<Set<string>> {
+/** Which of these jobs of one merchant already have a finished audit row (completed, failed or cancelled). */
+export async function finishedJobIds(
+  db: Executor,
+  merchantId: string,
+  jobIds: readonly string[],
+): Promise<Set<string>> {
   if (jobIds.length === 0) return new Set();
   const rows = await db
     .selectFrom('cancellation_jobs')
     .select('id')
+    .where('merchant_id', '=', merchantId)
     .where('id', 'in', jobIds)
     .where('state', 'in', ['completed', 'failed', 'cancelled'])
     .execute();
@@ -142,17 +147,32 @@ export async function finishedJobIds(db: Executor, jobIds: readonly string[]): P
  * Which of these jobs have an audit row `cancelled`: for a single-cancel batch taken after its members'
  * withdrawn marks expired, the members the API withdrew (it writes that row before withdrawing).
  */
-export async function cancelledJobIds(db: Executor, jobIds: readonly string[]): Promise<Set<string>> {
+export async function cancelledJobIds(
+  db: Executor,
+  merchantId: string,
+  jobIds: readonly string[],
+): Promise<Set<string>> {
   if (jobIds.length === 0) return new Set();
   const rows = await db
     .selectFrom('cancellation_jobs')
     .select('id')
+    .where('merchant_id', '=', merchantId)
     .where('id', 'in', jobIds)
     .where('state', '=', 'cancelled')
     .execute();
   return new Set(rows.map((row) => row.id));
 }
 
-export async function findJobRecord(db: Executor, jobId: string): Promise<CancellationJobRow | undefined> {
-  return db.selectFrom('cancellation_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+/**
+ * A job's audit row, found by its key: the merchant's id and the job's. Without the merchant (the admin
+ * API only) the job is looked up by its id alone, which the key cannot serve: a scan of the table.
+ */
+export async function findJobRecord(
+  db: Executor,
+  merchantId: string | null | undefined,
+  jobId: string,
+): Promise<CancellationJobRow | undefined> {
+  let query = db.selectFrom('cancellation_jobs').selectAll().where('id', '=', jobId);
+  if (merchantId != null) query = query.where('merchant_id', '=', merchantId);
+  return query.executeTakeFirst();
 }

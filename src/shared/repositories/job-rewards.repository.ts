@@ -27,11 +27,11 @@ const LIST_BY_BUCKET_FROM = 2_048;
  * changes once, so a retried batch lists nothing twice (ON CONFLICT makes sure of it). Also lists the
  * rewards of expanded deferred slices.
  */
-export function listCancelledRewardsOfJob(jobId: string, from = 'updated') {
+export function listCancelledRewardsOfJob(merchantId: string, jobId: string, from = 'updated') {
   return sql`
   listed AS (
-    INSERT INTO job_rewards (job_id, bucket, first_id, reward_ids)
-    SELECT ${jobId}::uuid, bucket, ids[1], ids
+    INSERT INTO job_rewards (merchant_id, job_id, bucket, first_id, reward_ids)
+    SELECT ${merchantId}::uuid, ${jobId}::uuid, bucket, ids[1], ids
     FROM (
       SELECT bucket, array_agg(id ORDER BY id) AS ids
       FROM (
@@ -44,6 +44,12 @@ export function listCancelledRewardsOfJob(jobId: string, from = 'updated') {
     ON CONFLICT DO NOTHING
   )
 `;
+}
+
+/** A job's records are keyed by its merchant first (docs/design.md "Rewards partitioned by merchant"). */
+export interface JobKey {
+  merchantId: string;
+  jobId: string;
 }
 
 interface JobReward {
@@ -74,7 +80,7 @@ const SLICES_PER_STATEMENT = 10;
  */
 export async function listDeferredSlices(
   db: Kysely<Database>,
-  jobId: string,
+  { merchantId, jobId }: JobKey,
   { skipLocked }: { skipLocked: boolean },
 ): Promise<void> {
   const locking = skipLocked ? sql`FOR UPDATE SKIP LOCKED` : sql`FOR UPDATE`;
@@ -82,27 +88,28 @@ export async function listDeferredSlices(
     const result = await sql<{ taken: number; more: boolean }>`
       WITH taken AS (
         DELETE FROM job_cancel_slices
-        WHERE id IN (
+        WHERE merchant_id = ${merchantId}::uuid AND job_id = ${jobId}::uuid AND id IN (
           SELECT id FROM job_cancel_slices
-          WHERE job_id = ${jobId}::uuid
+          WHERE merchant_id = ${merchantId}::uuid AND job_id = ${jobId}::uuid
           ORDER BY id LIMIT ${SLICES_PER_STATEMENT}
           ${locking}
         )
-        RETURNING id, merchant_id, cancelled_at, player_ids
+        RETURNING id, cancelled_at, player_ids
       ),
       cancelled AS (
         SELECT r.id
         FROM taken t
-        JOIN rewards r ON r.merchant_id = t.merchant_id
+        JOIN rewards r ON r.merchant_id = ${merchantId}::uuid
           AND r.player_id = ANY(t.player_ids)
           AND r.cancellation_job_id = ${jobId}::uuid
           AND r.cancelled_at = t.cancelled_at
       ),
-      ${listCancelledRewardsOfJob(jobId, 'cancelled')}
+      ${listCancelledRewardsOfJob(merchantId, jobId, 'cancelled')}
       SELECT (SELECT count(*) FROM taken)::int AS taken,
         EXISTS (
           SELECT 1 FROM job_cancel_slices s
-          WHERE s.job_id = ${jobId}::uuid AND s.id NOT IN (SELECT id FROM taken)
+          WHERE s.merchant_id = ${merchantId}::uuid AND s.job_id = ${jobId}::uuid
+            AND s.id NOT IN (SELECT id FROM taken)
         ) AS more
     `.execute(db);
     const row = result.rows[0];
@@ -112,19 +119,21 @@ export async function listDeferredSlices(
 }
 
 /** Jobs with a deferred slice noted before `olderThanMs` ago: left by a worker that stopped before listing them. */
-export async function jobsWithOldDeferredSlices(db: Kysely<Database>, olderThanMs: number): Promise<string[]> {
-  const result = await sql<{ jobId: string }>`
-    SELECT DISTINCT job_id::text AS "jobId" FROM job_cancel_slices
+export async function jobsWithOldDeferredSlices(db: Kysely<Database>, olderThanMs: number): Promise<JobKey[]> {
+  const result = await sql<JobKey>`
+    SELECT DISTINCT merchant_id::text AS "merchantId", job_id::text AS "jobId" FROM job_cancel_slices
     WHERE cancelled_at < now() - make_interval(secs => ${olderThanMs / 1000})
     LIMIT 100
   `.execute(db);
-  return result.rows.map((row) => row.jobId);
+  return result.rows;
 }
 
 /** Whether some of the job's rewards are not listed yet (deferred slices left): one index probe. */
-export async function hasDeferredSlices(db: Kysely<Database>, jobId: string): Promise<boolean> {
+export async function hasDeferredSlices(db: Kysely<Database>, { merchantId, jobId }: JobKey): Promise<boolean> {
   const result = await sql<{ pending: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM job_cancel_slices WHERE job_id = ${jobId}::uuid) AS pending
+    SELECT EXISTS (
+      SELECT 1 FROM job_cancel_slices WHERE merchant_id = ${merchantId}::uuid AND job_id = ${jobId}::uuid
+    ) AS pending
   `.execute(db);
   return result.rows[0]?.pending ?? false;
 }
@@ -153,7 +162,7 @@ export async function listJobRewards(
     WITH bucketed AS (
       SELECT id
       FROM job_rewards b, unnest(b.reward_ids) AS id
-      WHERE b.job_id = ${jobId}::uuid
+      WHERE b.merchant_id = ${merchantId}::uuid AND b.job_id = ${jobId}::uuid
         AND b.bucket >= get_byte(uuid_send(${after}::uuid), 0)
         AND id > ${after}::uuid
       ORDER BY b.bucket, id
@@ -162,13 +171,14 @@ export async function listJobRewards(
     whole AS (
       SELECT id
       FROM job_rewards b, unnest(b.reward_ids) AS id
-      WHERE b.job_id = ${jobId}::uuid AND b.bucket = -1 AND id > ${after}::uuid
+      WHERE b.merchant_id = ${merchantId}::uuid AND b.job_id = ${jobId}::uuid AND b.bucket = -1
+        AND id > ${after}::uuid
       ORDER BY id
       LIMIT ${limit + 1}
     ),
     single AS (
       SELECT reward_id AS id FROM cancellation_jobs
-      WHERE id = ${jobId}::uuid AND reward_id > ${after}::uuid
+      WHERE merchant_id = ${merchantId}::uuid AND id = ${jobId}::uuid AND reward_id > ${after}::uuid
     ),
     page AS (
       SELECT id FROM (SELECT id FROM bucketed UNION ALL SELECT id FROM whole UNION ALL SELECT id FROM single) listed
@@ -176,7 +186,7 @@ export async function listJobRewards(
       LIMIT ${limit + 1}
     )
     SELECT r.id, r.external_id AS "externalId", r.player_id AS "playerId"
-    FROM page JOIN rewards r ON r.id = page.id AND r.merchant_id = ${merchantId}
+    FROM page JOIN rewards r ON r.merchant_id = ${merchantId}::uuid AND r.id = page.id
     ORDER BY r.id
   `.execute(db);
   const rewards = result.rows.slice(0, limit);

@@ -14,7 +14,9 @@ import { listCancelledRewardsOfJob } from './job-rewards.repository.js';
  *
  * One lock order: every statement that cancels rewards locks them in reward id order before it changes
  * them (`SELECT … ORDER BY id FOR NO KEY UPDATE` in a CTE, then the UPDATE of exactly those rows, found
- * again by their address: a TID scan, no second index descent; a row keeps its address while locked), so two
+ * again by their address: a TID scan, no second index descent; a row keeps its address while locked; an
+ * address is always paired with the merchant's id, which prunes the statement to the merchant's partition,
+ * where the address names one row, never another merchant's row at the same address in another partition), so two
  * statements over overlapping rewards wait for each other at most, never in a circle: no deadlock,
  * whatever the plans and whichever requests, ids or players they were given, in any order. The one
  * exception is the by-query slice statement, the hot path of a large cancel: it updates in its scan's
@@ -44,44 +46,79 @@ export interface SingleCancelRequest {
 }
 
 /**
- * Many single cancels (of any merchants) in one statement: the coalesced path. Returns one outcome
- * per request, in request order, and writes each request's audit row (`completed`, its outcome, the
- * reward it cancelled) in the same statement, so the row says `completed` exactly when the reward change has committed. Job ids
- * must be distinct (each row is written once).
+ * Many single cancels (of any merchants): the coalesced path. Returns one outcome per request, in
+ * request order, and writes each request's audit row (`completed`, its outcome, the reward it
+ * cancelled) in the same statement as its reward change, so the row says `completed` exactly when the
+ * reward change has committed. Job ids must be distinct (each row is written once).
  *
+ * One statement per merchant of the batch (`rewards` is partitioned by merchant: a statement that names
+ * one merchant touches one partition; docs/design.md "Rewards partitioned by merchant"), run together.
  * One statement rather than a transaction of two: no BEGIN and COMMIT round trips, one message to
- * Postgres and one answer per coalesced batch (these run hundreds of times a second under load).
+ * Postgres and one answer per merchant of a coalesced batch (these run hundreds of times a second).
  */
 export async function cancelSingleRewards(
   db: Executor,
   requests: readonly SingleCancelRequest[],
 ): Promise<RewardOutcome[]> {
   if (requests.length === 0) return [];
+  const byMerchant = new Map<string, number[]>();
+  requests.forEach((request, index) => {
+    const group = byMerchant.get(request.merchantId);
+    if (group) group.push(index);
+    else byMerchant.set(request.merchantId, [index]);
+  });
+  const outcomes: RewardOutcome[] = new Array(requests.length);
+  await Promise.all(
+    [...byMerchant].map(async ([merchantId, indexes]) => {
+      const merchantOutcomes = await cancelSingleRewardsOfMerchant(
+        db,
+        merchantId,
+        indexes.map((index) => requests[index] as SingleCancelRequest),
+      );
+      indexes.forEach((index, position) => {
+        outcomes[index] = merchantOutcomes[position] as RewardOutcome;
+      });
+    }),
+  );
+  return outcomes;
+}
+
+/**
+ * The single cancels of one merchant in one statement. Every `ctid` it hands from one step to the next
+ * is used with the merchant's id beside it: a row address is unique within one partition only, and the
+ * merchant id prunes the statement to the merchant's partition (where the address names one row, and
+ * `merchant_id` checks it is the merchant's).
+ */
+async function cancelSingleRewardsOfMerchant(
+  db: Executor,
+  merchantId: string,
+  requests: readonly SingleCancelRequest[],
+): Promise<RewardOutcome[]> {
   // The text is the same for any number of requests (arrays): prepared once per connection, as
   // this runs for every coalesced batch and planning it costs more than running a small batch.
   const query = sql<{ ordinal: number; outcome: RewardOutcome }>`
     WITH input AS (
       SELECT * FROM unnest(
         ${requests.map((r) => r.jobId)}::uuid[],
-        ${requests.map((r) => r.merchantId)}::uuid[],
         ${requests.map((r) => r.rewardId ?? null)}::uuid[],
         ${requests.map((r) => r.externalId ?? null)}::text[],
         ${requests.map((r) => r.requestId ?? null)}::text[],
         ${requests.map((r) => r.createdAt)}::timestamptz[],
         ${requests.map((r) => r.startedAt)}::timestamptz[]
-      ) WITH ORDINALITY AS t(job_id, merchant_id, reward_id, external_id, request_id, created_at, started_at, ordinal)
+      ) WITH ORDINALITY AS t(job_id, reward_id, external_id, request_id, created_at, started_at, ordinal)
     ),
     matched AS (
       SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id, r.ctid AS address
-      FROM input i JOIN rewards r ON r.id = i.reward_id AND r.merchant_id = i.merchant_id
+      FROM input i JOIN rewards r ON r.merchant_id = ${merchantId}::uuid AND r.id = i.reward_id
       UNION ALL
       SELECT i.ordinal, i.job_id, r.id, r.status, r.cancellation_job_id, r.ctid AS address
-      FROM input i JOIN rewards r ON r.merchant_id = i.merchant_id AND r.external_id = i.external_id
+      FROM input i JOIN rewards r ON r.merchant_id = ${merchantId}::uuid AND r.external_id = i.external_id
       WHERE i.reward_id IS NULL
     ),
     locked AS MATERIALIZED (
       SELECT r.ctid AS address FROM rewards r
-      WHERE r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
+      WHERE r.merchant_id = ${merchantId}::uuid
+        AND r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
       ORDER BY r.id
       FOR NO KEY UPDATE
     ),
@@ -89,11 +126,12 @@ export async function cancelSingleRewards(
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = m.job_id
       FROM matched m
-      WHERE r.id = m.id AND r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
+      WHERE r.merchant_id = ${merchantId}::uuid AND r.id = m.id
+        AND r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
       RETURNING r.id, r.cancellation_job_id
     ),
     settled AS (
-      SELECT i.ordinal, i.job_id, i.merchant_id, i.request_id, i.created_at, i.started_at, m.id AS reward_id,
+      SELECT i.ordinal, i.job_id, ${merchantId}::uuid AS merchant_id, i.request_id, i.created_at, i.started_at, m.id AS reward_id,
         CASE
           WHEN m.id IS NULL THEN 'notFound'
           WHEN u.id IS NOT NULL THEN 'cancelled'
@@ -155,17 +193,19 @@ export async function cancelRewardsByIdentifiers(
     ),
     locked AS MATERIALIZED (
       SELECT r.ctid AS address FROM rewards r
-      WHERE r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
+      WHERE r.merchant_id = ${merchantId}
+        AND r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
       ORDER BY r.id
       FOR NO KEY UPDATE
     ),
     updated AS (
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
+      WHERE r.merchant_id = ${merchantId}
+        AND r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
       RETURNING r.id
     ),
-    ${listCancelledRewardsOfJob(jobId)}
+    ${listCancelledRewardsOfJob(merchantId, jobId)}
     SELECT
       (SELECT count(*) FROM updated)::int
         + (SELECT count(*) FROM matched WHERE status = 'CANCELLED' AND cancellation_job_id = ${jobId})::int AS cancelled,
@@ -317,7 +357,8 @@ async function cancelSlice(db: Kysely<Database>, params: SliceParams, form: 'bri
     updated AS (
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
+      WHERE r.merchant_id = ${merchantId}
+        AND r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
       RETURNING r.id
     )`;
   const bounded = form === 'briefWait' ? sql`, set_config('lock_timeout', ${BRIEF_LOCK_WAIT}, true)` : sql``;
@@ -374,10 +415,11 @@ export async function cancelRewardsOfPlayers(
     updated AS (
       UPDATE rewards r
       SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.ctid = ANY(ARRAY(SELECT address FROM picked)) AND r.status = 'ACTIVE'
+      WHERE r.merchant_id = ${merchantId}
+        AND r.ctid = ANY(ARRAY(SELECT address FROM picked)) AND r.status = 'ACTIVE'
       RETURNING r.id
     ),
-    ${listCancelledRewardsOfJob(jobId)}
+    ${listCancelledRewardsOfJob(merchantId, jobId)}
     SELECT (SELECT count(*) FROM picked)::int AS picked, (SELECT count(*) FROM updated)::int AS cancelled
   `.execute(db);
   return result.rows[0] ?? { picked: 0, cancelled: 0 };
@@ -398,10 +440,13 @@ export async function countCancelledByJob(
 ): Promise<number> {
   const result = await sql<{ count: number }>`
     SELECT CASE
-      WHEN EXISTS (SELECT 1 FROM job_rewards WHERE job_id = ${params.jobId}::uuid)
+      WHEN EXISTS (
+          SELECT 1 FROM job_rewards WHERE merchant_id = ${params.merchantId}::uuid AND job_id = ${params.jobId}::uuid
+        )
         OR EXISTS (
           SELECT 1 FROM job_cancel_slices
-          WHERE job_id = ${params.jobId}::uuid AND player_ids && ${params.playerIds}::text[]
+          WHERE merchant_id = ${params.merchantId}::uuid AND job_id = ${params.jobId}::uuid
+            AND player_ids && ${params.playerIds}::text[]
         )
       THEN (
         SELECT count(*)::int FROM rewards r

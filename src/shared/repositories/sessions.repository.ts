@@ -31,7 +31,8 @@ export interface BetSlipSession {
 }
 
 /**
- * One indexed lookup by token digest (the unique index on `sessions.token_digest`), joining only what
+ * One indexed lookup by merchant and token digest (the unique key `(merchant_id, token_digest)`: a token
+ * of another merchant is not found, as an unknown one), joining only what
  * may change after the session was created: the wallet (its balance must be fresh) and the player (a
  * later session may update the profile). The items' JSON was written with the session, so Postgres
  * builds no JSON here; the answer is put together in Node (src/api/bet-slip-answer.ts). A constant
@@ -50,13 +51,17 @@ const FIND_BET_SLIP_SESSION = preparedStatement(
   FROM sessions s
   JOIN wallets w ON w.merchant_id = s.merchant_id AND w.player_id = s.player_id AND w.currency = s.currency
   LEFT JOIN players p ON p.merchant_id = s.merchant_id AND p.player_id = s.player_id
-  WHERE s.token_digest = $1
+  WHERE s.merchant_id = $1 AND s.token_digest = $2
 `,
 );
 
-export async function findBetSlipSession(db: Kysely<Database>, token: string): Promise<BetSlipSession | undefined> {
+export async function findBetSlipSession(
+  db: Kysely<Database>,
+  merchantId: string,
+  token: string,
+): Promise<BetSlipSession | undefined> {
   const result = await db.executeQuery<BetSlipSession>(
-    CompiledQuery.raw(FIND_BET_SLIP_SESSION, [digestSessionToken(token)]),
+    CompiledQuery.raw(FIND_BET_SLIP_SESSION, [merchantId, digestSessionToken(token)]),
   );
   return result.rows[0];
 }
@@ -79,7 +84,7 @@ export interface NewSession {
   betSlip: readonly BetSlipItemInput[];
 }
 
-/** Name of the unique constraint on token digests (Postgres' default name for the column's UNIQUE). */
+/** Name of the unique constraint on a merchant's token digests. */
 export const SESSION_TOKEN_DIGEST_KEY = 'sessions_token_digest_key';
 
 /**

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { deduplicationKey, type JobPayload } from '../queue/job-catalogue.js';
+import { shardJobId } from '../queue/shards.js';
 
 /**
  * The ids of single cancels stored in batches (one queue job per merchant for the requests that
@@ -16,8 +16,9 @@ export type BatchMember = JobPayload<'cancelBatch'>['requests'][number];
 
 const MEMBER_DIGITS = 4;
 
-export function newBatchId(): string {
-  return `${randomUUID().slice(0, -MEMBER_DIGITS)}0000`;
+/** A new batch id, naming the batch's queue shard (shards.ts) as every member id then does too. */
+export function newBatchId(shard: number | null): string {
+  return `${shardJobId(shard).slice(0, -MEMBER_DIGITS)}0000`;
 }
 
 /** The id of the batch's `index`-th request (from 0). */

@@ -7,6 +7,8 @@ import { LoadingCache } from '../loading-cache.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisConnection } from '../queue/redis.js';
+import type { ShardLayout } from '../queue/shards.js';
+import { currentTraceCarrier } from '../telemetry/trace-context.js';
 import { type WebhookDeliveryJob, type WebhookEventType, webhookEventId } from './webhook-catalogue.js';
 import { addPending, dropEvents } from './webhook-pending.js';
 import { findWebhookStatus, recordDroppedEvents } from './webhooks.repository.js';
@@ -24,6 +26,8 @@ export interface NotifierDeps {
   metrics: Metrics;
   /** For each merchant's pending set (webhook-pending.ts), beside the queue. */
   redis: RedisConnection;
+  /** Where each merchant's pending set lives (shards.ts). */
+  shards: ShardLayout;
   /** The webhooks queue (queues.ts); asked for per event, as the API builds its queues once Redis is reached. */
   queue: () => Queue;
 }
@@ -74,7 +78,7 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
   /** Adds the event to its merchant's pending set (giving up the oldest past the cap), then queues it. */
   async function queueEvent(data: WebhookDeliveryJob): Promise<void> {
     const queue = deps.queue();
-    const pending = { ...deps, prefix: deps.config.QUEUE_PREFIX, queue };
+    const pending = { ...deps, queue };
     const over = await addPending(pending, data.merchantId, data.eventId, deps.config.WEBHOOK_MAX_PENDING_PER_MERCHANT);
     // The event id is the job id: the same event queued twice while the first is in Redis is one job.
     await queue.add('webhookDelivery', data, { jobId: data.eventId });
@@ -94,7 +98,14 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
         if (!found?.events.includes(type)) return;
         const eventId = webhookEventId(merchantId, status.jobId, type);
         const body = JSON.stringify({ type, timestamp: new Date().toISOString(), data: status });
-        const data: WebhookDeliveryJob = { eventId, merchantId, type, jobId: status.jobId, body };
+        const data: WebhookDeliveryJob = {
+          eventId,
+          merchantId,
+          type,
+          jobId: status.jobId,
+          body,
+          ...currentTraceCarrier(),
+        };
         if (found.disabledReason !== null) {
           // Not queued: recorded as not sent, so the merchant's list says what it missed.
           await recordDroppedEvents(deps.db, [{ ...data, id: eventId, reason: disabledDetail(found.disabledReason) }]);

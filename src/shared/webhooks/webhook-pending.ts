@@ -3,7 +3,8 @@ import type { Db } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisConnection } from '../queue/redis.js';
-import { keyLifetimes, webhookPendingKey } from '../queue/redis-keys.js';
+import { keyLifetimes, webhookPendingIndexKey, webhookPendingKey } from '../queue/redis-keys.js';
+import type { ShardLayout } from '../queue/shards.js';
 import { webhookDeliveryJobSchema } from './webhook-catalogue.js';
 import { type DroppedWebhookEvent, recordDroppedEvents } from './webhooks.repository.js';
 
@@ -17,23 +18,38 @@ import { type DroppedWebhookEvent, recordDroppedEvents } from './webhooks.reposi
  */
 
 /**
- * KEYS[1]: the merchant's pending set. ARGV[1]: the new event id, ARGV[2]: now (ms), ARGV[3]: the cap,
- * ARGV[4]: the set's lifetime (ms). Adds the event (once: a repeated event keeps its place) and answers
- * the oldest others past the cap, taken out of the set.
+ * KEYS[1]: the merchant's pending set, KEYS[2]: the index of merchants by pending count. ARGV[1]: the
+ * new event id, ARGV[2]: now (ms), ARGV[3]: the cap, ARGV[4]: the set's lifetime (ms), ARGV[5]: the
+ * merchant id. Adds the event (once: a repeated event keeps its place) and answers the oldest others
+ * past the cap, taken out of the set; the index then holds the merchant's count.
  */
 const ADD_PENDING = `
 redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
-if over <= 0 then return {} end
-local candidates = redis.call('ZRANGE', KEYS[1], 0, over)
 local oldest = {}
-for _, id in ipairs(candidates) do
-  if id ~= ARGV[1] and #oldest < over then oldest[#oldest + 1] = id end
+if over > 0 then
+  local candidates = redis.call('ZRANGE', KEYS[1], 0, over)
+  for _, id in ipairs(candidates) do
+    if id ~= ARGV[1] and #oldest < over then oldest[#oldest + 1] = id end
+  end
+  redis.call('ZREM', KEYS[1], unpack(oldest))
 end
-redis.call('ZREM', KEYS[1], unpack(oldest))
+redis.call('ZADD', KEYS[2], redis.call('ZCARD', KEYS[1]), ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return oldest
 `;
+
+/** KEYS as ADD_PENDING's; ARGV[1]: the event that ended, ARGV[2]: the merchant id. */
+const FINISH_PENDING = `
+redis.call('ZREM', KEYS[1], ARGV[1])
+local left = redis.call('ZCARD', KEYS[1])
+if left == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) else redis.call('ZADD', KEYS[2], 'XX', left, ARGV[2]) end
+return left
+`;
+
+/** Merchants named in `gateway_webhook_pending`; the others are summed under merchant="other". */
+const PENDING_TOP_MERCHANTS = 20;
 
 export type DropReason = 'pending_cap' | 'disabled';
 
@@ -42,14 +58,24 @@ export interface PendingDeps {
   logger: Logger;
   metrics: Metrics;
   redis: RedisConnection;
-  prefix: string;
+  /** Each merchant's pending set is under its queue shard prefix (shards.ts). */
+  shards: ShardLayout;
   /** The webhooks queue (queues.ts). */
   queue: Queue;
 }
 
+/**
+ * A merchant's pending set and the index of merchants by pending count beside it: both under the
+ * merchant's queue shard prefix (one slot for the scripts that change both; one index per shard).
+ */
+function pendingKeys(shards: ShardLayout, merchantId: string): [string, string] {
+  const prefix = shards.merchantPrefix(merchantId);
+  return [webhookPendingKey(prefix, merchantId), webhookPendingIndexKey(prefix)];
+}
+
 /** Adds an event to its merchant's pending set; answers the ids of the oldest ones now over the cap. */
 export async function addPending(
-  deps: Pick<PendingDeps, 'prefix' | 'redis'>,
+  deps: Pick<PendingDeps, 'shards' | 'redis'>,
   merchantId: string,
   eventId: string,
   cap: number,
@@ -57,30 +83,62 @@ export async function addPending(
   const client = deps.redis;
   return (await client.eval(
     ADD_PENDING,
-    1,
-    webhookPendingKey(deps.prefix, merchantId),
+    2,
+    ...pendingKeys(deps.shards, merchantId),
     eventId,
     Date.now(),
     cap,
     keyLifetimes.webhookPendingMs,
+    merchantId,
   )) as string[];
 }
 
 /** An event reached its final outcome: it no longer counts against its merchant's cap. */
-export async function finishPending(deps: Pick<PendingDeps, 'prefix' | 'redis'>, merchantId: string, eventId: string) {
+export async function finishPending(deps: Pick<PendingDeps, 'shards' | 'redis'>, merchantId: string, eventId: string) {
   const client = deps.redis;
-  await client.zrem(webhookPendingKey(deps.prefix, merchantId), eventId);
+  await client.eval(FINISH_PENDING, 2, ...pendingKeys(deps.shards, merchantId), eventId, merchantId);
 }
 
 /** Takes every pending event of the merchant out of its set (its endpoint was disabled). */
 export async function takeAllPending(
-  deps: Pick<PendingDeps, 'prefix' | 'redis'>,
+  deps: Pick<PendingDeps, 'shards' | 'redis'>,
   merchantId: string,
 ): Promise<string[]> {
   const client = deps.redis;
-  const key = webhookPendingKey(deps.prefix, merchantId);
-  const [[, ids]] = (await client.multi().zrange(key, 0, -1).del(key).exec()) as [[null, string[]], unknown];
+  const [key, index] = pendingKeys(deps.shards, merchantId);
+  const [[, ids]] = (await client.multi().zrange(key, 0, -1).del(key).zrem(index, merchantId).exec()) as [
+    [null, string[]],
+    unknown,
+  ];
   return ids;
+}
+
+/**
+ * `gateway_webhook_pending` at scrape time: the PENDING_TOP_MERCHANTS merchants with the most pending
+ * events by name, the rest summed as merchant="other" (bounded cardinality whatever the merchant count).
+ * One command per queue shard over the merchants that have pending events there.
+ */
+export async function refreshWebhookPending(deps: Pick<PendingDeps, 'shards' | 'redis' | 'metrics'>): Promise<void> {
+  try {
+    const prefixes = deps.shards.allShards().map((shard) => deps.shards.shardPrefix(shard));
+    const counts: Array<[string, number]> = [];
+    for (const flat of await Promise.all(
+      prefixes.map((prefix) => deps.redis.zrevrange(webhookPendingIndexKey(prefix), 0, -1, 'WITHSCORES')),
+    )) {
+      for (let index = 0; index < flat.length; index += 2)
+        counts.push([flat[index] as string, Number(flat[index + 1])]);
+    }
+    counts.sort((a, b) => b[1] - a[1]);
+    deps.metrics.webhookPending.reset();
+    let other = 0;
+    counts.forEach(([merchant, count], rank) => {
+      if (rank < PENDING_TOP_MERCHANTS) deps.metrics.webhookPending.set({ merchant }, count);
+      else other += count;
+    });
+    deps.metrics.webhookPending.set({ merchant: 'other' }, other);
+  } catch {
+    // Redis away: keep the last values; readiness reports the outage.
+  }
 }
 
 /**

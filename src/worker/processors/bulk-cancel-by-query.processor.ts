@@ -50,7 +50,7 @@ export function createBulkCancelByQueryProcessor(deps: WorkerDeps) {
     // The job's last step: a small job's rewards are listed before it is reported completed; a large
     // one's by the lister once it has completed (deferred-slice-lister.ts), off the measured path.
     if (result.cancelled <= LISTED_BEFORE_COMPLETION) {
-      await listDeferredSlices(deps.db, jobId, { skipLocked: false });
+      await listDeferredSlices(deps.db, { merchantId: payload.merchantId, jobId }, { skipLocked: false });
     }
     return result;
   };

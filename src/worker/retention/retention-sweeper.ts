@@ -6,13 +6,14 @@ import type { Database } from '../../shared/db/schema.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Metrics } from '../../shared/metrics.js';
 import {
+  deleteAdminAuditEntries,
   deleteBetSlipItemsOf,
   deleteJobCancelSlicesOf,
   deleteJobRewardsOf,
   deleteJobs,
   deleteSessions,
   deleteWebhookDeliveries,
-  expiredJobIds,
+  expiredJobs,
   expiredSessionIds,
   type RetentionTable,
   retentionTables,
@@ -44,9 +45,6 @@ const ABANDONED_DELIVERY_MS = 7 * 24 * 60 * 60 * 1000;
 const HOUR_MS = 60 * 60 * 1000;
 /** A worker's first sweep comes within a minute of its start (jittered), so a restart shows progress soon. */
 const FIRST_SWEEP_MAX_DELAY_MS = 60_000;
-
-/** Audit rows are keyed by job id as text; the rewards lists and slices by the same id as a uuid. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type SweepReport =
   | { outcome: 'skipped' }
@@ -166,18 +164,16 @@ export class RetentionSweeper {
       // nothing is ever left without its job (and a job's rows never outlive the sweep that found it).
       for (;;) {
         this.throwIfStopping();
-        const jobIds = await expiredJobIds(connection, cutoff, limit);
-        if (jobIds.length === 0) break;
-        const uuids = jobIds.filter((id) => UUID.test(id));
-        if (uuids.length > 0) {
-          await drain('job_rewards', (trx) => deleteJobRewardsOf(trx, uuids, limit));
-          await drain('job_cancel_slices', (trx) => deleteJobCancelSlicesOf(trx, uuids, limit));
-        }
-        await step('cancellation_jobs', (trx) => deleteJobs(trx, jobIds, cutoff));
-        if (jobIds.length < limit) break;
+        const jobs = await expiredJobs(connection, cutoff, limit);
+        if (jobs.length === 0) break;
+        await drain('job_rewards', (trx) => deleteJobRewardsOf(trx, jobs, limit));
+        await drain('job_cancel_slices', (trx) => deleteJobCancelSlicesOf(trx, jobs, limit));
+        await step('cancellation_jobs', (trx) => deleteJobs(trx, jobs, cutoff));
+        if (jobs.length < limit) break;
       }
 
       await drain('webhook_deliveries', (trx) => deleteWebhookDeliveries(trx, cutoff, abandonedBefore, limit));
+      await drain('admin_audit_log', (trx) => deleteAdminAuditEntries(trx, cutoff, limit));
 
       // Sessions expired longer ago than the retention, their bet slip items first.
       for (;;) {

@@ -25,6 +25,7 @@ export const retentionTables = [
   'webhook_deliveries',
   'bet_slip_items',
   'sessions',
+  'admin_audit_log',
 ] as const;
 export type RetentionTable = (typeof retentionTables)[number];
 
@@ -35,25 +36,38 @@ function affected(result: { numAffectedRows?: bigint }): number {
   return Number(result.numAffectedRows ?? 0n);
 }
 
+/** A job's key: its records are keyed by merchant first. */
+export interface ExpiredJob {
+  merchantId: string;
+  id: string;
+}
+
 /** Finished jobs that ended before `cutoff`, oldest first (index cancellation_jobs_finished_at_idx). */
-export async function expiredJobIds(db: Executor, cutoff: Date, limit: number): Promise<string[]> {
-  const { rows } = await sql<{ id: string }>`
-    SELECT id FROM cancellation_jobs
+export async function expiredJobs(db: Executor, cutoff: Date, limit: number): Promise<ExpiredJob[]> {
+  const { rows } = await sql<ExpiredJob>`
+    SELECT merchant_id AS "merchantId", id FROM cancellation_jobs
     WHERE finished_at < ${cutoff} AND ${FINISHED}
     ORDER BY finished_at
     LIMIT ${limit}
   `.execute(db);
-  return rows.map((row) => row.id);
+  return rows;
 }
 
-/** Up to `limit` of these jobs' rewards lists (`jobIds`: the jobs' uuids). */
-export async function deleteJobRewardsOf(db: Executor, jobIds: readonly string[], limit: number): Promise<number> {
+/** The jobs as two parallel uuid arrays, for `unnest`. */
+function jobColumns(jobs: readonly ExpiredJob[]) {
+  return sql`unnest(${jobs.map((job) => job.merchantId)}::uuid[], ${jobs.map((job) => job.id)}::uuid[])`;
+}
+
+/** Up to `limit` of these jobs' rewards lists. */
+export async function deleteJobRewardsOf(db: Executor, jobs: readonly ExpiredJob[], limit: number): Promise<number> {
   return affected(
     await sql`
       DELETE FROM job_rewards
       WHERE ctid = ANY(ARRAY(
-        SELECT r.ctid FROM unnest(${jobIds}::uuid[]) AS j (id)
-        CROSS JOIN LATERAL (SELECT ctid FROM job_rewards WHERE job_id = j.id) AS r
+        SELECT r.ctid FROM ${jobColumns(jobs)} AS j (merchant_id, id)
+        CROSS JOIN LATERAL (
+          SELECT ctid FROM job_rewards WHERE merchant_id = j.merchant_id AND job_id = j.id
+        ) AS r
         LIMIT ${limit}
       ))
     `.execute(db),
@@ -61,13 +75,19 @@ export async function deleteJobRewardsOf(db: Executor, jobIds: readonly string[]
 }
 
 /** Up to `limit` of these jobs' slices not yet listed. */
-export async function deleteJobCancelSlicesOf(db: Executor, jobIds: readonly string[], limit: number): Promise<number> {
+export async function deleteJobCancelSlicesOf(
+  db: Executor,
+  jobs: readonly ExpiredJob[],
+  limit: number,
+): Promise<number> {
   return affected(
     await sql`
       DELETE FROM job_cancel_slices
       WHERE ctid = ANY(ARRAY(
-        SELECT s.ctid FROM unnest(${jobIds}::uuid[]) AS j (id)
-        CROSS JOIN LATERAL (SELECT ctid FROM job_cancel_slices WHERE job_id = j.id) AS s
+        SELECT s.ctid FROM ${jobColumns(jobs)} AS j (merchant_id, id)
+        CROSS JOIN LATERAL (
+          SELECT ctid FROM job_cancel_slices WHERE merchant_id = j.merchant_id AND job_id = j.id
+        ) AS s
         LIMIT ${limit}
       ))
     `.execute(db),
@@ -78,11 +98,12 @@ export async function deleteJobCancelSlicesOf(db: Executor, jobIds: readonly str
  * The audit rows of these jobs, checked again: a row that was taken up again since it was picked
  * (a job run once more, which writes `running`) stays.
  */
-export async function deleteJobs(db: Executor, jobIds: readonly string[], cutoff: Date): Promise<number> {
+export async function deleteJobs(db: Executor, jobs: readonly ExpiredJob[], cutoff: Date): Promise<number> {
   return affected(
     await sql`
-      DELETE FROM cancellation_jobs
-      WHERE id = ANY(${jobIds}::uuid[]) AND finished_at < ${cutoff} AND ${FINISHED}
+      DELETE FROM cancellation_jobs c
+      USING ${jobColumns(jobs)} AS j (merchant_id, id)
+      WHERE c.merchant_id = j.merchant_id AND c.id = j.id AND c.finished_at < ${cutoff} AND c.${FINISHED}
     `.execute(db),
   );
 }
@@ -106,6 +127,18 @@ export async function deleteWebhookDeliveries(
         WHERE created_at < ${cutoff} AND (state <> 'pending' OR created_at < ${abandonedBefore})
         ORDER BY created_at
         LIMIT ${limit}
+      ))
+    `.execute(db),
+  );
+}
+
+/** Up to `limit` admin audit entries written before `cutoff`, oldest first (admin_audit_log_created_at_idx). */
+export async function deleteAdminAuditEntries(db: Executor, cutoff: Date, limit: number): Promise<number> {
+  return affected(
+    await sql`
+      DELETE FROM admin_audit_log
+      WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM admin_audit_log WHERE created_at < ${cutoff} ORDER BY created_at LIMIT ${limit}
       ))
     `.execute(db),
   );

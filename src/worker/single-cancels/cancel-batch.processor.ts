@@ -34,10 +34,10 @@ export interface CancelBatchResult {
  * id), so every count stays exact. A request the database refuses on its own fails alone, at once.
  */
 export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalescer<SingleCancel, RewardOutcome>) {
-  const prefix = deps.config.QUEUE_PREFIX;
-
   return async (job: Job): Promise<CancelBatchResult> => {
     const { merchantId, requests } = cancelBatchJobSchema.parse(job.data);
+    // The batch, its members' abort marks and dedup keys are all under the batch's shard prefix.
+    const prefix = deps.shards.jobPrefix(job.id as string);
     const createdAt = new Date(job.timestamp);
     const startedAt = new Date(job.processedOn ?? Date.now());
     const marks = await takeBatch(deps.redis, prefix, merchantId, requests);
@@ -46,7 +46,7 @@ export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalesce
     // writing their audit row `cancelled`, which is looked up instead (one query, only for such batches).
     if (Date.now() - job.timestamp > keyLifetimes.withdrawnMarkMs) {
       const unmarked = requests.filter((_, index) => !marks[index]).map((request) => request.jobId);
-      const withdrawnEarlier = await cancelledJobIds(deps.db, unmarked);
+      const withdrawnEarlier = await cancelledJobIds(deps.db, merchantId, unmarked);
       requests.forEach((request, index) => {
         if (withdrawnEarlier.has(request.jobId)) marks[index] = WITHDRAWN;
       });
@@ -71,6 +71,7 @@ export function createCancelBatchProcessor(deps: WorkerDeps, coalescer: Coalesce
           rewardId: request.id,
           externalId: request.externalId,
           requestId: request.requestId,
+          traceparent: request.traceparent,
           createdAt,
           startedAt,
         }),

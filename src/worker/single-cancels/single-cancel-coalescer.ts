@@ -1,5 +1,6 @@
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
 import { cancelSingleRewards, type RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
+import { inSpan, linksTo } from '../../shared/telemetry/trace-context.js';
 import type { WorkerDeps } from '../worker-context.js';
 import { Coalescer } from './cancel-coalescer.js';
 
@@ -9,6 +10,8 @@ export interface SingleCancel {
   rewardId?: string;
   externalId?: string;
   requestId?: string;
+  /** The request's trace context: the coalesced write links to it. */
+  traceparent?: string;
   createdAt: Date;
   startedAt: Date;
 }
@@ -18,7 +21,14 @@ export interface SingleCancel {
  * statement, so a job's row says `completed` exactly when its reward change has committed.
  */
 export function createSingleCancelCoalescer(deps: WorkerDeps): Coalescer<SingleCancel, RewardOutcome> {
-  const apply = async (requests: SingleCancel[]): Promise<RewardOutcome[]> => {
+  // One statement serves requests of many traces: a trace of its own, linked to each of them.
+  const apply = (requests: SingleCancel[]): Promise<RewardOutcome[]> =>
+    inSpan(
+      'coalesced cancels',
+      { root: true, links: linksTo(requests), attributes: { 'batch.requests': requests.length } },
+      () => applyInSpan(requests),
+    );
+  const applyInSpan = async (requests: SingleCancel[]): Promise<RewardOutcome[]> => {
     const outcomes = await cancelSingleRewards(deps.db, requests);
     deps.metrics.batchSize.observe({ operation: 'cancel' }, requests.length);
     const cancelled = outcomes.filter((outcome) => outcome === 'cancelled').length;

@@ -1,6 +1,7 @@
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
 import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
+import { inSpan } from '../../shared/telemetry/trace-context.js';
 import {
   WEBHOOK_MAX_ATTEMPTS,
   type WebhookDeliveryJob,
@@ -51,16 +52,43 @@ export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWor
       logger: deps.logger,
       metrics: deps.metrics,
       redis: deps.redis,
-      prefix: deps.config.QUEUE_PREFIX,
-      queue: deps.queues[webhookQueueName],
+      shards: deps.shards,
+      queue: deps.queues.webhooks,
     },
-    slots: createMerchantSlots(deps.redis, deps.config.QUEUE_PREFIX, {
+    slots: createMerchantSlots(deps.redis, deps.shards, {
       limit: deps.config.WEBHOOK_MERCHANT_CONCURRENCY,
       attemptTimeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
     }),
   };
   const processors: Record<WebhookJobName, (job: Job, token?: string) => Promise<unknown>> = {
-    webhookDelivery: (job, token) => deliver(delivery, job, token),
+    webhookDelivery: (job, token) => {
+      const data = job.data as Partial<WebhookDeliveryJob>;
+      // An attempt is a span in the trace of the job it tells about (the request's trace).
+      const attributes = {
+        'job.id': data.jobId ?? '',
+        'merchant.id': data.merchantId ?? '',
+        'webhook.event_id': job.id ?? '',
+        'webhook.event_type': data.type ?? '',
+        'webhook.attempt': job.attemptsMade + 1,
+      };
+      const notFailures = (error: unknown) => error instanceof DelayedError;
+      return inSpan('webhook delivery', { kind: 'consumer', parent: data, attributes, notFailures }, async (span) => {
+        const started = performance.now();
+        const seconds = () => (performance.now() - started) / 1000;
+        try {
+          const outcome = await deliver(delivery, job, token);
+          span.setAttribute('webhook.outcome', outcome);
+          const label = outcome === 'delivered' ? 'delivered' : 'dropped';
+          deps.metrics.webhookAttemptDuration.observe({ outcome: label }, seconds());
+          return outcome;
+        } catch (error) {
+          // Turned away for a slot or an outage (put back, no attempt used): not an attempt.
+          if (!(error instanceof DelayedError))
+            deps.metrics.webhookAttemptDuration.observe({ outcome: 'error' }, seconds());
+          throw error;
+        }
+      });
+    },
   };
   // As for the cancellation catalogue: start-up refuses a job kind without a processor.
   const missing = webhookJobNames.filter((name) => typeof processors[name] !== 'function');

@@ -1,5 +1,6 @@
 import type { RedisConnection } from '../../shared/queue/redis.js';
 import { keyLifetimes, webhookInflightKey } from '../../shared/queue/redis-keys.js';
+import type { ShardLayout } from '../../shared/queue/shards.js';
 
 /**
  * Per-merchant slots for webhook attempts, across every worker (BullMQ's open-source queue has no
@@ -35,17 +36,17 @@ export interface MerchantSlots {
 
 export function createMerchantSlots(
   redis: RedisConnection,
-  prefix: string,
+  shards: ShardLayout,
   options: { limit: number; attemptTimeoutMs: number },
 ): MerchantSlots {
   const lifetimeMs = options.attemptTimeoutMs + keyLifetimes.webhookSlotMarginMs;
   return {
     async take(merchantId, eventId) {
-      const key = webhookInflightKey(prefix, merchantId);
+      const key = webhookInflightKey(shards.merchantPrefix(merchantId), merchantId);
       return (await redis.eval(TAKE_SLOT, 1, key, eventId, lifetimeMs, options.limit)) === 1;
     },
     async release(merchantId, eventId) {
-      await redis.zrem(webhookInflightKey(prefix, merchantId), eventId);
+      await redis.zrem(webhookInflightKey(shards.merchantPrefix(merchantId), merchantId), eventId);
     },
   };
 }

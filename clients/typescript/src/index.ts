@@ -1,0 +1,12 @@
+export {
+  type JobReward,
+  type JobStatus,
+  MerchantApiError,
+  MerchantClient,
+  type MerchantClientOptions,
+  type RewardConfiguration,
+} from './client.js';
+export type { components, paths } from './merchant-api.js';
+export { signatureHeader, signV1 } from './signing.js';
+export { splitWithinLimits } from './split.js';
+export { type VerifyWebhookOptions, verifyWebhook, type WebhookEvent } from './webhooks.js';

@@ -1,0 +1,133 @@
+import {
+  type Attributes,
+  type Context,
+  context,
+  isSpanContextValid,
+  type Link,
+  ProxyTracerProvider,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+
+/**
+ * The service's own spans and the trace context carried in job data, written against the
+ * OpenTelemetry API only. With no SDK started (no endpoint: telemetry.preload.ts) every call here
+ * is the API's no-op: no span is recorded, nothing is injected, and the cost is a function call.
+ */
+
+const tracer = trace.getTracer('merchant-rewards-gateway');
+
+const spanKinds = { producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER, internal: SpanKind.INTERNAL } as const;
+
+/** What a job's data carries of the request that made it (W3C Trace Context). */
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** True when this process started the SDK (an endpoint is set); false means every span is a no-op. */
+export function tracingEnabled(): boolean {
+  const provider = trace.getTracerProvider();
+  const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
+  return 'forceFlush' in delegate;
+}
+
+/** The active trace context as `traceparent` (and `tracestate`), to store in a job's data; {} when none. */
+export function currentTraceCarrier(): TraceCarrier {
+  const carrier: TraceCarrier = {};
+  propagation.inject(context.active(), carrier);
+  return carrier;
+}
+
+/** The context a job's data carries (the request's, or its parent job's), or none. */
+function contextFrom(carrier: TraceCarrier | undefined): Context {
+  if (carrier?.traceparent === undefined) return ROOT_CONTEXT;
+  return propagation.extract(ROOT_CONTEXT, carrier);
+}
+
+/** Runs `work` inside the trace context a job's data carries (for steps that run outside its span). */
+export function withCarriedContext<T>(carrier: TraceCarrier | undefined, work: () => T): T {
+  if (carrier?.traceparent === undefined) return work();
+  return context.with(contextFrom(carrier), work);
+}
+
+/** A link to each carried context: a coalesced batch serves many requests, each in its own trace. */
+export function linksTo(carriers: readonly (TraceCarrier | undefined)[]): Link[] {
+  const links: Link[] = [];
+  for (const carrier of carriers) {
+    if (carrier?.traceparent === undefined) continue;
+    const spanContext = trace.getSpanContext(contextFrom(carrier));
+    if (spanContext && isSpanContextValid(spanContext)) links.push({ context: spanContext });
+  }
+  return links;
+}
+
+export interface SpanOptions {
+  /** The job data's carried context: the span is its child. Unset: a child of the active span. */
+  parent?: TraceCarrier;
+  links?: Link[];
+  attributes?: Attributes;
+  kind?: 'producer' | 'consumer' | 'internal';
+  /** Start a trace of its own (with `links`), whatever span is active. */
+  root?: boolean;
+  /** Errors that are not failures (a job handing itself back to its queue): the span ends unmarked. */
+  notFailures?: (error: unknown) => boolean;
+}
+
+/**
+ * Runs `work` in a new active span, ended when it settles; an error marks it and is thrown on.
+ * Attributes are the service's own (ids, kinds, counts): never a secret, signature, token or player.
+ */
+export async function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  const parent = options.root
+    ? ROOT_CONTEXT
+    : options.parent === undefined
+      ? context.active()
+      : contextFrom(options.parent);
+  return tracer.startActiveSpan(
+    name,
+    {
+      kind: spanKinds[options.kind ?? 'internal'],
+      links: options.links,
+      attributes: options.attributes,
+    },
+    parent,
+    async (span) => {
+      try {
+        return await work(span);
+      } catch (error) {
+        if (!options.notFailures?.(error)) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
+        }
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+/** Adds the service's own attributes (ids, kinds, counts) to the active span, if any. */
+export function annotateActiveSpan(attributes: Attributes): void {
+  trace.getActiveSpan()?.setAttributes(attributes);
+}
+
+/** `trace_id` and `span_id` of the active span, for log lines; {} outside any span. */
+export function activeTraceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getSpan(context.active());
+  if (span === undefined) return {};
+  const spanContext = span.spanContext();
+  if (!isSpanContextValid(spanContext)) return {};
+  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+}
+
+/** Sends the spans still buffered (shutdown's last step); nothing when tracing is off. */
+export async function flushTraces(): Promise<void> {
+  const provider = trace.getTracerProvider();
+  const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
+  if ('forceFlush' in delegate && typeof delegate.forceFlush === 'function') await delegate.forceFlush();
+}

@@ -1,0 +1,104 @@
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import type { TelemetrySettings } from '../config.js';
+import { RedactingSpanExporter } from './span-redaction.js';
+
+/**
+ * The OpenTelemetry SDK, started by telemetry.preload.ts before the service's own modules load, and
+ * only when an endpoint is set: this module (and the SDK it loads) is never imported otherwise.
+ */
+
+/** Requests that are not merchants' work: probes and scrapes, never traced. */
+const UNTRACED_PATHS = /^\/(healthz|readyz|metrics)(\/|\?|$)/;
+
+function samplerFor(settings: TelemetrySettings): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(settings.samplerRatio);
+  switch (settings.sampler) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/** `rewards-gateway-api` or `-worker`, from the entry point being run, unless OTEL_SERVICE_NAME names it. */
+function serviceName(settings: TelemetrySettings, entryPoint: string | undefined): string {
+  if (settings.serviceName) return settings.serviceName;
+  if (entryPoint && /[/\\]worker[/\\]index\.[jt]s$/.test(entryPoint)) return 'rewards-gateway-worker';
+  if (entryPoint && /[/\\]api[/\\]index\.[jt]s$/.test(entryPoint)) return 'rewards-gateway-api';
+  return 'rewards-gateway';
+}
+
+export function startTracing(settings: TelemetrySettings & { tracesUrl: string }, entryPoint: string | undefined) {
+  const exporter =
+    settings.protocol === 'http/json'
+      ? new JsonTraceExporter({ url: settings.tracesUrl })
+      : new ProtobufTraceExporter({ url: settings.tracesUrl });
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': serviceName(settings, entryPoint) }),
+    sampler: samplerFor(settings),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new RedactingSpanExporter(exporter),
+        scheduledDelayMillis: settings.exportDelayMs,
+      }),
+    ],
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.test(request.url ?? ''),
+        // Outgoing calls are traced only inside a span (a webhook delivery), never on their own.
+        requireParentforOutgoingSpans: true,
+      }),
+      // Only within a request's or a job's span: the workers' polling and the metrics scrapes make none.
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      new IORedisInstrumentation({
+        requireParentSpan: true,
+        // The command only: keys name merchants' idempotency keys and replay guards, values carry jobs.
+        dbStatementSerializer: (command) => command,
+      }),
+    ],
+  });
+  // The instrumentations patch CommonJS modules as they are required; the service imports them as ES
+  // modules, which reuse a CommonJS module already loaded. Loading them here, after the patches are
+  // registered, is what puts the patched copies in front of the service.
+  const load = createRequire(import.meta.url);
+  load('node:http');
+  load('node:https');
+  load('pg');
+  load('ioredis');
+  syncBuiltinESMExports();
+  return provider;
+}

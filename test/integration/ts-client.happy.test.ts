@@ -1,0 +1,209 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MerchantClient, verifyWebhook } from '../../clients/typescript/src/index.js';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+
+/**
+ * Issue 27 item 5: the TypeScript client (clients/typescript) against the running service: v1 and v2,
+ * a 25,000-id bulk cancel split and completed with exact counts, retries after a 429 and a 503 without
+ * duplicate jobs, webhook verification with two secrets.
+ */
+
+let env: TestEnvironment;
+let api: TestApi;
+let worker: TestWorker;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+  api = await startTestApi(env);
+  worker = await startTestWorker(env);
+  receiver = await startWebhookReceiver();
+});
+afterAll(async () => {
+  await worker?.close();
+  await api?.close();
+  await receiver?.close();
+  await env?.close();
+});
+
+const clientFor = (merchant: MerchantFixture, options: { baseUrl?: string; signatureVersion?: 1 | 2 } = {}) =>
+  new MerchantClient({ baseUrl: api.baseUrl, merchantId: merchant.id, secret: merchant.secretKey, ...options });
+
+async function withRewards(merchant: MerchantFixture, externalIds: string[]) {
+  const configuration = await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() });
+  // In slices: one INSERT has at most 65,535 parameters.
+  for (let start = 0; start < externalIds.length; start += 5_000) {
+    await createRewards(env.db, {
+      merchantId: merchant.id,
+      rewardConfigurationId: configuration.id,
+      rewards: externalIds
+        .slice(start, start + 5_000)
+        .map((externalId, i) => ({ playerId: `player-${i % 50}`, externalId })),
+    });
+  }
+  return configuration;
+}
+
+async function jobRowsOf(merchantId: string): Promise<number> {
+  const rows = await env.db
+    .selectFrom('cancellation_jobs')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirstOrThrow();
+  return Number(rows.n);
+}
+
+describe.each([1, 2] as const)('signature version %i', (version) => {
+  it('reads configurations, cancels, waits for the job, lists its rewards and finds it among the jobs', async () => {
+    const merchant = await createMerchant(env.db, { signatureVersion: version });
+    const configuration = await withRewards(merchant, [`v${version}-a`, `v${version}-b`]);
+    const client = clientFor(merchant, { signatureVersion: version });
+
+    expect((await client.readAll()).map((each) => each.id)).toEqual([configuration.id]);
+    const jobId = await client.cancel({ externalId: `v${version}-a` });
+    const status = await client.waitForJob(jobId);
+    expect(status).toMatchObject({ state: 'completed', result: { cancelled: 1 } });
+    const rewards = [];
+    for await (const reward of client.jobRewards(jobId)) rewards.push(reward.externalId);
+    expect(rewards).toEqual([`v${version}-a`]);
+    const jobs = [];
+    for await (const job of client.jobs()) jobs.push(job.jobId);
+    expect(jobs).toEqual([jobId]);
+  });
+});
+
+describe('a bulk cancel of any size', () => {
+  it('splits 25,000 ids into requests within the limits and completes them with exact counts', async () => {
+    const merchant = await createMerchant(env.db);
+    const externalIds = Array.from({ length: 25_000 }, (_, i) => `bulk-${i}`);
+    await withRewards(merchant, externalIds);
+    const client = clientFor(merchant);
+
+    const jobIds = await client.bulkCancel({ externalIds: [...externalIds, 'bulk-missing'] });
+    expect(jobIds).toHaveLength(3);
+    expect(new Set(jobIds).size).toBe(3);
+    const results = await Promise.all(jobIds.map((jobId) => client.waitForJob(jobId, { timeoutMs: 120_000 })));
+    expect(results.map((status) => status.state)).toEqual(['completed', 'completed', 'completed']);
+    const sum = (key: string) => results.reduce((total, status) => total + (status.result?.[key] ?? 0), 0);
+    expect(results.map((status) => status.result?.requested)).toEqual([10_000, 10_000, 5_001]);
+    expect([sum('cancelled'), sum('notFound'), sum('alreadyCancelled')]).toEqual([25_000, 1, 0]);
+    const cancelled = await env.db
+      .selectFrom('rewards')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('merchant_id', '=', merchant.id)
+      .where('status', '=', 'CANCELLED')
+      .executeTakeFirstOrThrow();
+    expect(Number(cancelled.n)).toBe(25_000);
+  }, 180_000);
+});
+
+describe('retries', () => {
+  it('retries a 429 after Retry-After and queues one job', async () => {
+    const merchant = await createMerchant(env.db, { rateLimitPerSecond: 1 });
+    await withRewards(merchant, ['limited-1']);
+    const client = clientFor(merchant);
+    await client.readAll(); // spends the second's one request
+    const started = Date.now();
+    const jobId = await client.cancel({ externalId: 'limited-1' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500); // it waited for the window
+    expect((await client.waitForJob(jobId)).result).toMatchObject({ cancelled: 1 });
+    expect(await jobRowsOf(merchant.id)).toBe(1);
+  });
+
+  it('retries after a 503 whose job was stored (the answer lost) under the same Idempotency-Key: one job', async () => {
+    const merchant = await createMerchant(env.db);
+    await withRewards(merchant, ['lost-1', 'lost-2']);
+    // A proxy in front of the service that passes the first cancel through but answers it 503, as a
+    // load balancer whose upstream answer was cut off would.
+    const seen: Array<{ key: string | undefined; jobId: string | null }> = [];
+    const proxy = createServer((incoming, outgoing) => {
+      const upstream = new URL(api.baseUrl);
+      const forward = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: incoming.url,
+          method: incoming.method,
+          headers: incoming.headers as IncomingHttpHeaders,
+        },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.on('end', () => {
+            const key = incoming.headers['idempotency-key'] as string | undefined;
+            const first = key !== undefined && seen.every((entry) => entry.key !== key);
+            seen.push({ key, jobId: (answer.headers['x-job-id'] as string | undefined) ?? null });
+            if (first) {
+              outgoing.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+              outgoing.end('{"errorCode":11,"errorMessage":"Service temporarily unavailable"}');
+              return;
+            }
+            outgoing.writeHead(answer.statusCode ?? 500, answer.headers);
+            outgoing.end(Buffer.concat(chunks));
+          });
+        },
+      );
+      incoming.pipe(forward);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = clientFor(merchant, { baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      const jobIds = await client.bulkCancel({ externalIds: ['lost-1', 'lost-2'] });
+      expect(seen).toHaveLength(2);
+      expect(seen[0]?.key).toBeDefined();
+      expect(seen[1]?.key).toBe(seen[0]?.key);
+      expect(jobIds).toEqual([seen[0]?.jobId]);
+      expect((await client.waitForJob(jobIds[0] as string)).result).toMatchObject({ requested: 2, cancelled: 2 });
+      expect(await jobRowsOf(merchant.id)).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  });
+});
+
+describe('webhooks', () => {
+  it('verifies deliveries signed before and after a change of secret with both secrets, and nothing else', async () => {
+    const merchant = await createMerchant(env.db);
+    await withRewards(merchant, ['hook-1', 'hook-2']);
+    const client = clientFor(merchant);
+    const setWebhook = async () => {
+      const response = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `${receiver.url}/client/${merchant.id}`, events: ['job.completed'] }),
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { secret: string }).secret;
+    };
+    const delivery = (jobId: string) =>
+      eventually(
+        async () =>
+          receiver.received.find((request) => request.body.includes(jobId) && request.path.includes(merchant.id)),
+        { what: `webhook of ${jobId}` },
+      );
+
+    const oldSecret = await setWebhook();
+    const first = await delivery(await client.cancel({ externalId: 'hook-1' }));
+    const newSecret = await setWebhook();
+    const second = await delivery(await client.cancel({ externalId: 'hook-2' }));
+
+    for (const request of [first, second]) {
+      const event = verifyWebhook({ secrets: [newSecret, oldSecret], headers: request.headers, rawBody: request.body });
+      expect(event).toMatchObject({ type: 'job.completed', data: { state: 'completed' } });
+    }
+    expect(verifyWebhook({ secrets: [oldSecret], headers: second.headers, rawBody: second.body })).toBeNull();
+    expect(verifyWebhook({ secrets: [newSecret], headers: first.headers, rawBody: first.body })).toBeNull();
+    const tampered = second.body.replace('"completed"', '"failed"');
+    expect(verifyWebhook({ secrets: [newSecret, oldSecret], headers: second.headers, rawBody: tampered })).toBeNull();
+    const later = Date.now() + 10 * 60_000;
+    expect(
+      verifyWebhook({ secrets: [newSecret], headers: second.headers, rawBody: second.body, now: later }),
+    ).toBeNull();
+  });
+});

@@ -1,0 +1,113 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadTelemetrySettings } from '../../src/shared/config.js';
+import { redactAttributes } from '../../src/shared/telemetry/span-redaction.js';
+import { TELEMETRY_PRELOAD } from '../helpers/processes.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('tracing settings (the standard OTEL_* variables)', () => {
+  it('is off with no endpoint, and with OTEL_SDK_DISABLED=true whatever the endpoint', () => {
+    expect(loadTelemetrySettings({}).tracesUrl).toBeNull();
+    expect(loadTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }).tracesUrl).toBeNull();
+    expect(
+      loadTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'TRUE' })
+        .tracesUrl,
+    ).toBeNull();
+  });
+
+  it('appends /v1/traces to the general endpoint, uses a traces endpoint as it is', () => {
+    expect(loadTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracesUrl).toBe(
+      'http://collector:4318/v1/traces',
+    );
+    expect(
+      loadTelemetrySettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom',
+      }).tracesUrl,
+    ).toBe('http://traces:9999/custom');
+  });
+
+  it('reads the protocol, sampler and ratio, with the standard defaults', () => {
+    expect(loadTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toMatchObject({
+      protocol: 'http/protobuf',
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+      exportDelayMs: 5_000,
+    });
+    expect(
+      loadTelemetrySettings({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+      }),
+    ).toMatchObject({ protocol: 'http/json', sampler: 'parentbased_traceidratio', samplerRatio: 0.1 });
+  });
+
+  it('refuses grpc, an unknown sampler and a ratio out of range, naming the variable', () => {
+    expect(() => loadTelemetrySettings({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL/);
+    expect(() => loadTelemetrySettings({ OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(ConfigError);
+    expect(() => loadTelemetrySettings({ OTEL_TRACES_SAMPLER_ARG: '2' })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+  });
+});
+
+describe('span attributes leave without secrets', () => {
+  it('drops secret, token, signature, hash and player values, and URL queries; keeps ids and counts', () => {
+    const kept = redactAttributes({
+      'url.full': 'http://gateway/betSlip?merchantId=m&hash=abc&authToken=t0k3n',
+      'http.target': '/betSlip?hash=abc',
+      'url.query': 'hash=abc&authToken=t0k3n',
+      'http.request.header.x-signature': 't=1,v2=abc',
+      'app.secretKey': 's3cr3t',
+      authToken: 't0k3n',
+      'rewards.playerIds': 'p-1,p-2',
+      'db.query.parameter.0': 'p-1',
+      'db.statement': `SELECT 1 ${'x'.repeat(5_000)}`,
+      'job.id': 'job-1',
+      'merchant.id': 'merchant-1',
+      'job.result.players': 30,
+    });
+    expect(kept).toEqual({
+      'url.full': 'http://gateway/betSlip',
+      'http.target': '/betSlip',
+      'db.statement': `SELECT 1 ${'x'.repeat(991)}`,
+      'job.id': 'job-1',
+      'merchant.id': 'merchant-1',
+      'job.result.players': 30,
+    });
+  });
+});
+
+/** Runs a script after the preload, as the services run, and returns what it printed. */
+function afterPreload(env: Record<string, string>): string {
+  const script = `
+    const { trace } = await import('@opentelemetry/api');
+    const http = await import('node:http');
+    const pg = (await import('pg')).default;
+    const provider = trace.getTracerProvider().getDelegate();
+    // An instrumentation marks what it wraps with __wrapped.
+    const patched = Boolean(http.Server.prototype.emit.__wrapped || pg.Client.prototype.query.__wrapped);
+    console.log(provider.constructor.name.split('$')[0], patched ? 'instrumented' : 'untouched');
+  `;
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--import', TELEMETRY_PRELOAD, '--input-type=module', '-e', script],
+    { cwd: root, env: { PATH: process.env.PATH, NODE_ENV: 'test', ...env }, encoding: 'utf8', timeout: 20_000 },
+  );
+  expect(run.stderr).toBe('');
+  return run.stdout.trim();
+}
+
+describe('the preload', () => {
+  it('with no endpoint starts no SDK and creates no exporter (the API no-op provider stays)', () => {
+    expect(afterPreload({})).toBe('NoopTracerProvider untouched');
+    expect(afterPreload({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_SDK_DISABLED: 'true' })).toBe(
+      'NoopTracerProvider untouched',
+    );
+  });
+
+  it('with an endpoint starts the SDK, and the instrumentations patch what the service imports', () => {
+    expect(afterPreload({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' })).toBe('TracerProvider instrumented');
+  });
+});
