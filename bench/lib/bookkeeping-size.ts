@@ -1,7 +1,12 @@
 import type pg from 'pg';
 
 /** The tables the service writes for itself per cancel (docs/design.md "What each table keeps per cancel"). */
-const BOOKKEEPING_TABLES = ['cancellation_jobs', 'job_rewards', 'job_cancel_slices'] as const;
+const BOOKKEEPING_TABLES = [
+  'cancellation_jobs',
+  'job_rewards',
+  'job_cancel_slices',
+  'job_unapplied_identifiers',
+] as const;
 
 export interface BookkeepingSize {
   /** pg_total_relation_size of the bookkeeping tables together (heap, TOAST, indexes). */

@@ -11,6 +11,7 @@ const OWN_TABLES = [
   'cancellation_jobs',
   'job_rewards',
   'job_cancel_slices',
+  'job_unapplied_identifiers',
   'webhook_deliveries',
   'sessions',
   'bet_slip_items',

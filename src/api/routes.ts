@@ -8,6 +8,7 @@ import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.j
 import { registerCancel } from './routes/cancel.route.js';
 import { registerJobRewards } from './routes/job-rewards.route.js';
 import { registerJobStatus } from './routes/job-status.route.js';
+import { registerJobUnapplied } from './routes/job-unapplied.route.js';
 import { registerListJobs } from './routes/list-jobs.route.js';
 import { registerReadAll } from './routes/read-all.route.js';
 
@@ -50,6 +51,7 @@ export function registerMerchantRoutes(app: App, trustedProxies: readonly string
   registerReadAll(app, readAuth);
   registerJobStatus(app, readAuth);
   registerJobRewards(app, readAuth);
+  registerJobUnapplied(app, readAuth);
   registerListJobs(app, readAuth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
 }

@@ -140,6 +140,21 @@ const routes: MerchantRoute[] = [
     },
   },
   {
+    name: 'jobs/unapplied',
+    method: 'POST',
+    path: '/api/v1/integration/jobs/unapplied',
+    merchantIdIsUuid: true,
+    prepare: async ({ api: target, merchant, headers }) => {
+      // A job of this merchant whose (so far empty) list of identifiers not cancelled to read.
+      return { jobId: await queueCancel(target, merchant, headers) };
+    },
+    invalidFields: { limit: 0 },
+    expectServed: async (response) => {
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ identifiers: [], next: null });
+    },
+  },
+  {
     name: 'jobs/list',
     method: 'POST',
     path: '/api/v1/integration/jobs/list',

@@ -133,6 +133,7 @@ interface BulkOutcome {
   states: string[];
   totals: Record<string, number>;
   listed: number;
+  unapplied: { kind: string; identifier: string; outcome: string }[];
 }
 
 describe('bulk cancel of any size', () => {
@@ -165,6 +166,18 @@ describe('bulk cancel of any size', () => {
       notFound: 5,
     });
     expect(outcome.listed).toBe(24_990);
+    // Which ones were not cancelled, and why.
+    const sortedByIdentifier = [...outcome.unapplied].sort((a, b) => a.identifier.localeCompare(b.identifier));
+    expect(sortedByIdentifier).toEqual(
+      [
+        ...used.map((reward) => ({
+          kind: 'externalId',
+          identifier: reward.externalId as string,
+          outcome: 'notCancellable',
+        })),
+        ...unknown.map((identifier) => ({ kind: 'externalId', identifier, outcome: 'notFound' })),
+      ].sort((a, b) => a.identifier.localeCompare(b.identifier)),
+    );
 
     const jobs = await env.db
       .selectFrom('cancellation_jobs')

@@ -73,6 +73,10 @@ async function job(state: string, finishedAt: Date | null, id = randomUUID()): P
     INSERT INTO job_cancel_slices (job_id, merchant_id, cancelled_at, player_ids)
     SELECT ${id}::uuid, ${merchant.id}::uuid, now(), ARRAY['p' || s] FROM generate_series(1, 2) s
   `.execute(env.db);
+  await sql`
+    INSERT INTO job_unapplied_identifiers (merchant_id, job_id, kind, identifier, outcome)
+    VALUES (${merchant.id}, ${id}, 'externalId', 'gone-1', 'notFound'), (${merchant.id}, ${id}, 'id', ${id}, 'notFound')
+  `.execute(env.db);
   return id;
 }
 
@@ -166,6 +170,7 @@ describe('the retention sweeper', () => {
         cancellation_jobs: 20,
         job_rewards: 60,
         job_cancel_slices: 40,
+        job_unapplied_identifiers: 40,
         webhook_deliveries: 3,
         sessions: 10,
         bet_slip_items: 30,
@@ -179,6 +184,8 @@ describe('the retention sweeper', () => {
     expect(await countOf('job_cancel_slices', 'job_id', expiredJobs)).toBe(0);
     expect(await countOf('job_rewards', 'job_id', keptJobs)).toBe(12);
     expect(await countOf('job_cancel_slices', 'job_id', keptJobs)).toBe(8);
+    expect(await countOf('job_unapplied_identifiers', 'job_id', expiredJobs)).toBe(0);
+    expect(await countOf('job_unapplied_identifiers', 'job_id', keptJobs)).toBe(8);
     expect(await ids('webhook_deliveries')).toEqual([...keptDeliveries].sort());
     expect(await countOf('webhook_deliveries', 'id', expiredDeliveries)).toBe(0);
     expect(await ids('sessions')).toEqual([...keptSessions].sort());

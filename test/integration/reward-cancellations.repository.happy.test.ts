@@ -248,7 +248,28 @@ describe('cancelRewardsByIdentifiers', () => {
       { status: 'ACTIVE', jobId: null, hasCancelledAt: false },
     ]);
 
+    // Each identifier not cancelled is recorded with why (jobs/unapplied), the cancelled ones are not.
+    const unapplied = [
+      { kind: 'id', identifier: used?.id, outcome: 'notCancellable' },
+      { kind: 'id', identifier: foreign?.id, outcome: 'notFound' },
+      { kind: 'id', identifier: params.ids[3], outcome: 'notFound' },
+      { kind: 'externalId', identifier: cancelledElsewhere?.externalId, outcome: 'alreadyCancelled' },
+      { kind: 'externalId', identifier: params.externalIds[3], outcome: 'notFound' },
+    ];
+    const sortedRows = (rows: Array<{ kind: string; identifier?: string | null }>) =>
+      [...rows].sort((x, y) => `${x.kind}/${x.identifier}`.localeCompare(`${y.kind}/${y.identifier}`));
+    const recorded = () =>
+      env.db
+        .selectFrom('job_unapplied_identifiers')
+        .select(['kind', 'identifier', 'outcome'])
+        .where('merchant_id', '=', merchantId)
+        .where('job_id', '=', jobId)
+        .execute();
+    expect(sortedRows(await recorded())).toEqual(sortedRows(unapplied));
+
+    // The retry: the same counts and the same rows, none twice.
     expect(await inTransaction((trx) => cancelRewardsByIdentifiers(trx, params))).toEqual(counts);
+    expect(sortedRows(await recorded())).toEqual(sortedRows(unapplied));
     // Another job finds them already cancelled.
     expect(await inTransaction((trx) => cancelRewardsByIdentifiers(trx, { ...params, jobId: randomUUID() }))).toEqual({
       cancelled: 0,

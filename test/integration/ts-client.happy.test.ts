@@ -93,6 +93,9 @@ describe('a bulk cancel of any size', () => {
     const sum = (key: string) => results.reduce((total, status) => total + (status.result?.[key] ?? 0), 0);
     expect(results.map((status) => status.result?.requested)).toEqual([10_000, 10_000, 5_001]);
     expect([sum('cancelled'), sum('notFound'), sum('alreadyCancelled')]).toEqual([25_000, 1, 0]);
+    const unapplied = [];
+    for (const jobId of jobIds) for await (const entry of client.jobUnapplied(jobId)) unapplied.push(entry);
+    expect(unapplied).toEqual([{ kind: 'externalId', identifier: 'bulk-missing', outcome: 'notFound' }]);
     const cancelled = await env.db
       .selectFrom('rewards')
       .select((eb) => eb.fn.countAll<string>().as('n'))

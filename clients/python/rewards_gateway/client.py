@@ -22,6 +22,7 @@ BULK_CANCEL = "/api/v1/integration/rewards/bulkCancel"
 BULK_CANCEL_BY_QUERY = "/api/v1/integration/rewards/bulkCancelByQuery"
 JOB_STATUS = "/api/v1/integration/jobs/status"
 JOB_REWARDS = "/api/v1/integration/jobs/rewards"
+JOB_UNAPPLIED = "/api/v1/integration/jobs/unapplied"
 JOB_ABORT = "/api/v1/integration/jobs/cancel"
 
 FINISHED_STATES = frozenset({"completed", "failed", "cancelled"})
@@ -400,6 +401,19 @@ class RewardsClient:
                 fields["after"] = after
             page = self.request(JOB_REWARDS, fields).json()
             yield from page["rewards"]
+            after = page.get("next")
+            if after is None:
+                return
+
+    def iter_job_unapplied(self, job_id: str, *, page_size: int = 1_000) -> Iterator[dict[str, Any]]:
+        """Every identifier a bulkCancel did not cancel, with its outcome (notFound, notCancellable, alreadyCancelled)."""
+        after: dict[str, str] | None = None
+        while True:
+            fields: dict[str, Any] = {"jobId": job_id, "limit": page_size}
+            if after is not None:
+                fields["after"] = after
+            page = self.request(JOB_UNAPPLIED, fields).json()
+            yield from page["identifiers"]
             after = page.get("next")
             if after is None:
                 return

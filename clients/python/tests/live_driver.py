@@ -66,6 +66,8 @@ def bulk(options: dict[str, Any]) -> dict[str, Any]:
         poll_interval=0.1,
     )
     listed = sum(1 for job_id in result.job_ids for _ in client.iter_job_rewards(job_id, page_size=5_000))
+    # Page size 2: the cursor is followed across pages.
+    unapplied = [entry for job_id in result.job_ids for entry in client.iter_job_unapplied(job_id, page_size=2)]
     totals = {
         name: result.total(name) for name in ("requested", "cancelled", "alreadyCancelled", "notCancellable", "notFound")
     }
@@ -74,6 +76,7 @@ def bulk(options: dict[str, Any]) -> dict[str, Any]:
         "states": [status["state"] for status in result.statuses],
         "totals": totals,
         "listed": listed,
+        "unapplied": unapplied,
     }
 
 

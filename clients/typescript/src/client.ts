@@ -7,6 +7,7 @@ type Schemas = components['schemas'];
 export type JobStatus = Schemas['JobStatus'];
 export type RewardConfiguration = Schemas['RewardConfiguration'];
 export type JobReward = Schemas['JobRewardsPage']['rewards'][number];
+export type UnappliedIdentifier = Schemas['JobUnappliedPage']['identifiers'][number];
 type ReadAllFilters = Omit<Schemas['ReadAllRequest'], 'merchantId' | 'timestamp' | 'hash'>;
 type JobsFilters = Pick<Schemas['ListJobsRequest'], 'states' | 'operations' | 'limit'>;
 
@@ -152,6 +153,17 @@ export class MerchantClient {
       const fields: Record<string, unknown> = { jobId, limit, ...(after === null ? {} : { after }) };
       const page = (await this.send('/api/v1/integration/jobs/rewards', fields)).body as Schemas['JobRewardsPage'];
       yield* page.rewards;
+      after = page.next;
+    } while (after !== null);
+  }
+
+  /** The identifiers a bulkCancel did not cancel, each with why (notFound, notCancellable, alreadyCancelled). */
+  async *jobUnapplied(jobId: string, limit = 1_000): AsyncGenerator<UnappliedIdentifier> {
+    let after: Schemas['UnappliedCursor'] | null = null;
+    do {
+      const fields: Record<string, unknown> = { jobId, limit, ...(after === null ? {} : { after }) };
+      const page = (await this.send('/api/v1/integration/jobs/unapplied', fields)).body as Schemas['JobUnappliedPage'];
+      yield* page.identifiers;
       after = page.next;
     } while (after !== null);
   }

@@ -238,6 +238,15 @@ interface JobCancelSlicesTable {
   player_ids: string[];
 }
 
+/** An identifier of a by-id job that the job did not cancel, and why (one row each). */
+interface JobUnappliedIdentifiersTable {
+  merchant_id: string;
+  job_id: string;
+  kind: 'id' | 'externalId';
+  identifier: string;
+  outcome: 'notFound' | 'notCancellable' | 'alreadyCancelled';
+}
+
 /** One admin write: who (the operator's name), what, on what, when; settings before and after. */
 interface AdminAuditLogTable {
   id: Generated<string>;
@@ -267,6 +276,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   job_rewards: JobRewardsTable;
   job_cancel_slices: JobCancelSlicesTable;
+  job_unapplied_identifiers: JobUnappliedIdentifiersTable;
   admin_audit_log: AdminAuditLogTable;
 }
 

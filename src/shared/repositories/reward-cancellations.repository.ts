@@ -217,7 +217,7 @@ export async function cancelRewardsByIdentifiers(
       0 AS "notFound"
   `.execute(db);
   const row = result.rows[0] ?? { cancelled: 0, alreadyCancelled: 0, notCancellable: 0, notFound: 0 };
-  const notFound = await countUnmatchedIdentifiers(db, merchantId, ids, externalIds);
+  const notFound = await recordUnappliedIdentifiers(db, { jobId, merchantId, ids, externalIds, excludeIds });
   return { ...row, notFound };
 }
 
@@ -240,23 +240,54 @@ export async function findExternalIdsNamedById(
   return result.rows.map((row) => row.externalId);
 }
 
-/** Identifiers of the batch that name no reward of the merchant. */
-async function countUnmatchedIdentifiers(
+/**
+ * Records the batch's identifiers that it did not cancel, each with why (`job_unapplied_identifiers`,
+ * read by `jobs/unapplied`), and returns how many named no reward of the merchant. Runs in the batch's
+ * transaction after its cancel statement, so it sees the rewards as the batch left them: one this job
+ * cancelled (in this attempt or an earlier one) is applied and gets no row. A retried batch writes the
+ * same rows again. External ids whose reward the request also names by id (`excludeIds`) are left to
+ * the id batches, as the counts do.
+ */
+async function recordUnappliedIdentifiers(
   db: Executor,
-  merchantId: string,
-  ids: readonly string[],
-  externalIds: readonly string[],
+  params: {
+    jobId: string;
+    merchantId: string;
+    ids: readonly string[];
+    externalIds: readonly string[];
+    excludeIds: readonly string[];
+  },
 ): Promise<number> {
-  const result = await sql<{ missing: number }>`
-    SELECT
-      (SELECT count(*) FROM unnest(${ids}::uuid[]) AS i(id)
-        WHERE NOT EXISTS (SELECT 1 FROM rewards r WHERE r.id = i.id AND r.merchant_id = ${merchantId}))::int
-      + (SELECT count(*) FROM unnest(${externalIds}::text[]) AS e(external_id)
-        WHERE NOT EXISTS (
-          SELECT 1 FROM rewards r WHERE r.merchant_id = ${merchantId} AND r.external_id = e.external_id
-        ))::int AS missing
+  const { jobId, merchantId, ids, externalIds, excludeIds } = params;
+  const result = await sql<{ notFound: number }>`
+    WITH named AS (
+      SELECT 'id' AS kind, i.id::text AS identifier, r.id AS reward_id, r.status, r.cancellation_job_id
+      FROM unnest(${ids}::uuid[]) AS i(id)
+      LEFT JOIN rewards r ON r.merchant_id = ${merchantId} AND r.id = i.id
+      UNION ALL
+      SELECT 'externalId', e.external_id, r.id, r.status, r.cancellation_job_id
+      FROM unnest(${externalIds}::text[]) AS e(external_id)
+      LEFT JOIN rewards r ON r.merchant_id = ${merchantId} AND r.external_id = e.external_id
+    ),
+    judged AS (
+      SELECT kind, identifier,
+        CASE
+          WHEN reward_id IS NULL THEN 'notFound'
+          WHEN status IN ('USED', 'EXPIRED') THEN 'notCancellable'
+          WHEN status = 'CANCELLED' AND cancellation_job_id IS DISTINCT FROM ${jobId}::uuid THEN 'alreadyCancelled'
+        END AS outcome
+      FROM named
+      WHERE reward_id IS NULL OR NOT (reward_id = ANY(${excludeIds}::uuid[]))
+    ),
+    recorded AS (
+      INSERT INTO job_unapplied_identifiers (merchant_id, job_id, kind, identifier, outcome)
+      SELECT DISTINCT ${merchantId}::uuid, ${jobId}::uuid, kind, identifier, outcome FROM judged
+      WHERE outcome IS NOT NULL
+      ON CONFLICT (merchant_id, job_id, kind, identifier) DO UPDATE SET outcome = EXCLUDED.outcome
+    )
+    SELECT (count(*) FILTER (WHERE outcome = 'notFound'))::int AS "notFound" FROM judged
   `.execute(db);
-  return result.rows[0]?.missing ?? 0;
+  return result.rows[0]?.notFound ?? 0;
 }
 
 export interface QueryFilter {

@@ -11,6 +11,7 @@ import {
   deleteJobCancelSlicesOf,
   deleteJobRewardsOf,
   deleteJobs,
+  deleteJobUnappliedIdentifiersOf,
   deleteSessions,
   deleteWebhookDeliveries,
   expiredJobs,
@@ -168,6 +169,7 @@ export class RetentionSweeper {
         if (jobs.length === 0) break;
         await drain('job_rewards', (trx) => deleteJobRewardsOf(trx, jobs, limit));
         await drain('job_cancel_slices', (trx) => deleteJobCancelSlicesOf(trx, jobs, limit));
+        await drain('job_unapplied_identifiers', (trx) => deleteJobUnappliedIdentifiersOf(trx, jobs, limit));
         await step('cancellation_jobs', (trx) => deleteJobs(trx, jobs, cutoff));
         if (jobs.length < limit) break;
       }

@@ -21,6 +21,7 @@ import type { Executor } from '../../shared/db/client.js';
 export const retentionTables = [
   'job_rewards',
   'job_cancel_slices',
+  'job_unapplied_identifiers',
   'cancellation_jobs',
   'webhook_deliveries',
   'bet_slip_items',
@@ -88,6 +89,26 @@ export async function deleteJobCancelSlicesOf(
         CROSS JOIN LATERAL (
           SELECT ctid FROM job_cancel_slices WHERE merchant_id = j.merchant_id AND job_id = j.id
         ) AS s
+        LIMIT ${limit}
+      ))
+    `.execute(db),
+  );
+}
+
+/** Up to `limit` of these jobs' identifiers they did not cancel. */
+export async function deleteJobUnappliedIdentifiersOf(
+  db: Executor,
+  jobs: readonly ExpiredJob[],
+  limit: number,
+): Promise<number> {
+  return affected(
+    await sql`
+      DELETE FROM job_unapplied_identifiers
+      WHERE ctid = ANY(ARRAY(
+        SELECT u.ctid FROM ${jobColumns(jobs)} AS j (merchant_id, id)
+        CROSS JOIN LATERAL (
+          SELECT ctid FROM job_unapplied_identifiers WHERE merchant_id = j.merchant_id AND job_id = j.id
+        ) AS u
         LIMIT ${limit}
       ))
     `.execute(db),

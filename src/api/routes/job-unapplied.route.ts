@@ -1,0 +1,128 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { AppError } from '../../shared/errors.js';
+import { isFinished } from '../../shared/jobs/public-status.js';
+import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
+import type { App } from '../context.js';
+import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
+import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
+import { listUnappliedIdentifiers } from '../repositories/job-unapplied.repository.js';
+import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+
+const MAX_PAGE = 10_000;
+const DEFAULT_PAGE = 1_000;
+
+const kinds = ['id', 'externalId'] as const;
+const outcomes = ['notFound', 'notCancellable', 'alreadyCancelled'] as const;
+
+const UnappliedCursorSchema = z
+  .object({
+    kind: z.enum(kinds),
+    identifier: z.string().min(1).max(255),
+  })
+  .openapi('UnappliedCursor', { description: 'Where a page starts: the `next` of the page before, as it came' });
+
+const JobUnappliedRequestSchema = z
+  .object({
+    ...signedFields,
+    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a bulkCancel answer' }),
+    after: UnappliedCursorSchema.nullish().openapi({
+      description: "The previous page's `next`; absent for the first page",
+    }),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGE)
+      .nullish()
+      .openapi({ description: `Identifiers per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})` }),
+  })
+  .openapi('JobUnappliedRequest');
+
+const JobUnappliedPageSchema = z
+  .object({
+    identifiers: z.array(
+      z.object({
+        kind: z.enum(kinds).openapi({ description: 'Which list of the request named it: `ids` or `externalIds`' }),
+        identifier: z.string().openapi({ description: 'The id or external id as the request gave it' }),
+        outcome: z.enum(outcomes).openapi({
+          description:
+            '`notFound`: no reward of yours has it; `notCancellable`: the reward is USED or EXPIRED; ' +
+            '`alreadyCancelled`: another job or cancel had cancelled it before this job reached it',
+        }),
+      }),
+    ),
+    next: UnappliedCursorSchema.nullable().openapi({
+      description: 'The `after` of the next page; null when this page is the last',
+    }),
+  })
+  .openapi('JobUnappliedPage');
+
+/**
+ * `POST /api/v1/integration/jobs/unapplied`: the per-identifier outcome of a bulkCancel, for what it did
+ * not cancel (what it cancelled is `jobs/rewards`). Counts alone (`jobs/status`) say how many; this says
+ * which, so a merchant can reconcile its own records without asking for every reward.
+ */
+export function registerJobUnapplied(app: App, auth: MerchantRouteMiddleware): void {
+  const route = createRoute({
+    method: 'post',
+    path: '/api/v1/integration/jobs/unapplied',
+    operationId: 'listJobUnapplied',
+    tags: ['Cancellation'],
+    summary: 'The identifiers a bulkCancel did not cancel, and why, page by page',
+    description:
+      'For a bulkCancel job: each id or external id it did not cancel, with its outcome (`notFound`, ' +
+      '`notCancellable`, `alreadyCancelled`), ordered by kind then identifier. Pass `next` as `after` for ' +
+      'the following page. A job still running lists the batches it has done so far; a finished job lists ' +
+      'them all, and the counts of its status are these entries by outcome (an identifier named twice ' +
+      'counts twice but is listed once). Identifiers the job cancelled are in `jobs/rewards`. Other kinds ' +
+      'of job list nothing: a bulkCancelByQuery names no identifiers, and a single cancel states its ' +
+      'outcome in its status.',
+    middleware: auth,
+    request: { body: jsonBody(JobUnappliedRequestSchema) },
+    responses: {
+      200: { description: 'One page', content: { 'application/json': { schema: JobUnappliedPageSchema } } },
+      404: errorResponse('NOT_FOUND (10): no such job for this merchant'),
+      ...merchantErrorResponses,
+    },
+  });
+
+  app.openapi(route, async (c) => {
+    const { jobId, after, limit } = c.req.valid('json');
+    const { redis, config, reads, heavyReads, shards } = c.get('deps');
+    const merchantId = c.get('merchant').id;
+    const status = await findJobStatus(
+      redis,
+      shards,
+      finishedJobRecords(reads),
+      jobId,
+      config.RETENTION_MS,
+      merchantId,
+    );
+    // Another merchant's job is as unknown as a job that never existed.
+    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
+    // A page reads up to 10,000 rows: at most a few at once per merchant (heavy-read-limiter.ts).
+    const page = await heavyReads.run(merchantId, () =>
+      reads.read(
+        'jobUnapplied',
+        async (db, pool) => {
+          // As for jobs/rewards: a replica serves a job only once it has replayed the job's end (recorded
+          // after its last batch), so its page is whole.
+          if (pool === 'replica') {
+            const record = await findJobRecord(db, merchantId, status.jobId);
+            if (record === undefined || !isFinished(record.state)) return undefined;
+          }
+          return listUnappliedIdentifiers(db, {
+            merchantId,
+            jobId: status.jobId,
+            after: after ?? undefined,
+            limit: limit ?? DEFAULT_PAGE,
+          });
+        },
+        { accept: (listed) => listed !== undefined },
+      ),
+    );
+    // Only when the primary is down and the replica has not replayed the job's end.
+    if (page === undefined) throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1 });
+    return c.json(page, 200);
+  });
+}
