@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../../shared/db/client.js';
 
-export type IdentifierKind = 'id' | 'externalId';
-export type UnappliedOutcome = 'notFound' | 'notCancellable' | 'alreadyCancelled';
+type IdentifierKind = 'id' | 'externalId';
+type UnappliedOutcome = 'notFound' | 'notCancellable' | 'alreadyCancelled';
 
-export interface UnappliedIdentifier {
+interface UnappliedIdentifier {
   kind: IdentifierKind;
   identifier: string;
   outcome: UnappliedOutcome;
