@@ -131,6 +131,8 @@ async function claimRecords(
   const store = { redis, layout: shards, timeoutMs: config.ENQUEUE_TIMEOUT_MS };
   const merchantId = c.get('merchant').id;
   const signature = c.get('bodyBoundSignature');
+  // Nothing to claim (a version-1 request without an Idempotency-Key, the common case): no fingerprint.
+  if (!signature && request.idempotencyKey === undefined) return { held: [] };
   const fingerprint = requestFingerprint(name, request.fields);
   const held: HeldClaim[] = [];
   try {
