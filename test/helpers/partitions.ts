@@ -72,7 +72,8 @@ export async function partitionsInPlan(db: Db, statement: CompiledQuery): Promis
       for (const child of node) walk(child);
     } else if (node !== null && typeof node === 'object') {
       for (const [key, value] of Object.entries(node)) {
-        if (key === 'Relation Name' && typeof value === 'string' && /^rewards_p\d+$/.test(value)) found.add(value);
+        if (key === 'Relation Name' && typeof value === 'string' && /^rewards_p\d+$/.exec(value) !== null)
+          found.add(value);
         else walk(value);
       }
     }
@@ -83,5 +84,5 @@ export async function partitionsInPlan(db: Db, statement: CompiledQuery): Promis
 
 /** Whether a statement reads or writes `rewards` at all. */
 export function touchesRewards(statement: CompiledQuery): boolean {
-  return /\brewards\b(?!_)/.test(statement.sql.replace(/job_rewards/g, ''));
+  return /\brewards\b(?!_)/.exec(statement.sql.replace(/job_rewards/g, '')) !== null;
 }

@@ -40,7 +40,7 @@ export function startPythonScenario<T>(scenario: string, options: unknown, timeo
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
     for (const watcher of watchers.splice(0)) {
-      if (watcher.pattern.test(stderr)) watcher.resolve();
+      if (watcher.pattern.exec(stderr) !== null) watcher.resolve();
       else watchers.push(watcher);
     }
   });
@@ -62,7 +62,7 @@ export function startPythonScenario<T>(scenario: string, options: unknown, timeo
     done,
     stderrMatches: (pattern, waitMs = 30_000) =>
       new Promise<void>((resolve, reject) => {
-        if (pattern.test(stderr)) {
+        if (pattern.exec(stderr) !== null) {
           resolve();
           return;
         }
