@@ -8,6 +8,7 @@ import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
 import { HeavyReadLimiter } from './heavy-read-limiter.js';
+import { AccessLog } from './http/access-log.js';
 import { CancellationProducer } from './jobs/producer.js';
 import { LocalTokenBuckets } from './local-token-buckets.js';
 import { MerchantDirectory } from './merchant-directory.js';
@@ -89,6 +90,7 @@ export function createApiDeps(
     reads,
     logger,
     metrics,
+    accessLog: new AccessLog(logger, metrics),
     redis,
     requestRedis,
     producer,

@@ -1,12 +1,12 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { isDatabaseBusy, isDatabaseUnavailable } from '../shared/database-errors.js';
 import { errorResponse } from '../shared/error-response.js';
 import { AppError } from '../shared/errors.js';
 import { registerAdminRoutes } from './admin/admin-routes.js';
-import type { ApiDeps, App, AppEnv } from './context.js';
+import type { ApiDeps, App } from './context.js';
 import { adminSecurityHeaders } from './http/admin-security-headers.js';
 import { bodyLimitBeforeAuthentication } from './http/body-limits.js';
+import { createOpenApiApp } from './http/json-body-validation.js';
 import { readRequestBody } from './middleware/request-body.middleware.js';
 import { requestContext } from './middleware/request-context.middleware.js';
 import { registerAdminDocs, registerMerchantDocs } from './operations/openapi-routes.js';
@@ -14,7 +14,6 @@ import { registerHealthRoutes, registerMetricsRoute } from './operations/operati
 import { registerQueueDashboard } from './operations/queue-dashboard.js';
 import type { RequestLog } from './request-logger.js';
 import { registerMerchantRoutes } from './routes.js';
-import { validationHook } from './validation-hook.js';
 
 /**
  * The merchants' listener (PORT): the merchant routes, health, and their reference. Nothing of the
@@ -46,7 +45,7 @@ export function createAdminApp(deps: ApiDeps): App {
 
 /** What both listeners share: request context, body limits, the one exit for errors. */
 function newApp(deps: ApiDeps, registerRoutes: (app: App) => void): App {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const app = createOpenApiApp();
 
   app.use('*', requestContext(deps));
   app.use('*', readRequestBody(bodyLimitBeforeAuthentication(deps.config)));

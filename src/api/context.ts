@@ -9,6 +9,7 @@ import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
 import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { BodyBoundSignature } from './auth/signature.js';
 import type { HeavyReadLimiter } from './heavy-read-limiter.js';
+import type { AccessLog } from './http/access-log.js';
 import type { CancellationProducer } from './jobs/producer.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -25,6 +26,8 @@ export interface ApiDeps {
   reads: ReadRouter;
   logger: Logger;
   metrics: Metrics;
+  /** The line and the metrics observation of every answered request (http/access-log.ts). */
+  accessLog: AccessLog;
   producer: CancellationProducer;
   /** Which queue shard holds each merchant's keys and each job (shards.ts). */
   shards: ShardLayout;
@@ -62,6 +65,8 @@ export interface AppEnv {
     merchant: AuthenticatedMerchant;
     /** The request body as received (every method but GET and HEAD); see request-body.middleware.ts. */
     body?: Uint8Array;
+    /** That body parsed as JSON, once (request-body.middleware.ts `requestJson`). */
+    parsedBody?: { value: unknown };
     /** Set by the merchant authentication middleware when the request carried a verified X-Signature. */
     bodyBoundSignature?: BodyBoundSignature;
     /** Set by handlers that queue a job, for the request log line. */

@@ -20,11 +20,17 @@ export class RequestLogger implements RequestLog {
   constructor(
     private readonly base: Logger,
     private readonly bindings: Fields,
+    /** Bindings added by `with`, merged only when a line is written (most requests write none). */
+    private readonly more?: Fields,
   ) {}
 
   /** The same log with more bindings (the merchant, once known). */
   with(more: Fields): RequestLogger {
-    return new RequestLogger(this.base, { ...this.bindings, ...more });
+    return new RequestLogger(
+      this.base,
+      this.more === undefined ? this.bindings : { ...this.bindings, ...this.more },
+      more,
+    );
   }
 
   info(fields: Fields, message: string): void {
@@ -40,7 +46,7 @@ export class RequestLogger implements RequestLog {
   }
 
   private child(): Logger {
-    this.#child ??= this.base.child(this.bindings);
+    this.#child ??= this.base.child(this.more === undefined ? this.bindings : { ...this.bindings, ...this.more });
     return this.#child;
   }
 }

@@ -6,17 +6,27 @@
  * running keeps its closure alive for `ms` and, on a worker that races thousands of calls, piles up.
  */
 export function withDeadline<T, L = never>(promise: Promise<T>, ms: number, onTimeout: () => L): Promise<T | L> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<L>((resolve, reject) => {
-    timer = setTimeout(() => {
+  // One promise and one timer, settled by whichever comes first: it runs for every Redis command of a
+  // request, where Promise.race and .finally cost four promises more.
+  return new Promise<T | L>((resolve, reject) => {
+    const timer = setTimeout(() => {
       try {
         resolve(onTimeout());
       } catch (error) {
         reject(error);
       }
     }, ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** The `onTimeout` of a caller that only needs to know it got no answer. */

@@ -67,8 +67,9 @@ export async function startTestApi(
       ),
     );
   }
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'api-test' });
-  const metrics = new Metrics({ collectDefaults: false, processName: 'api' });
+  // A test's own logger or metrics are the ones every part uses, the access log included.
+  const logger = depsOverrides.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'api-test' });
+  const metrics = depsOverrides.metrics ?? new Metrics({ collectDefaults: false, processName: 'api' });
   const built = createApiDeps(config, logger, { db: env.db, redis, requestRedis, replica: options.replica }, metrics);
   // A test that swaps the database swaps it for the routes' reads too: they go through the read router.
   const reads =

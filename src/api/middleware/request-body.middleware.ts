@@ -50,18 +50,19 @@ const utf8 = new TextDecoder();
  */
 interface BodyPromises {
   arrayBuffer?: Promise<ArrayBuffer>;
-  text?: Promise<string>;
 }
 const bodyCache = (c: Context) => c.req.bodyCache as unknown as BodyPromises;
 
 /**
- * The body as a JSON value, parsed once per request. Decoded as `Response.text()` decodes (UTF-8, a
- * leading byte-order mark dropped). Malformed JSON is a 400. The route's validator then reads this
- * very value: hono's `c.req.json()` would decode and parse the bytes again (for a 2 MB bulk request,
- * milliseconds), so this request's `json()` answers the value parsed here. Nothing mutates it: zod
- * builds new objects from what it validates.
+ * The body as a JSON value, parsed once per request: the merchant authentication reads its signed
+ * fields from it, and the route's validator (http/json-body-validation.ts) this very value (for a 2 MB
+ * bulk request, a second decode and parse would be milliseconds). Decoded as `Response.text()` decodes
+ * (UTF-8, a leading byte-order mark dropped). Malformed JSON is a 400. Nothing mutates it: zod builds
+ * new objects from what it validates.
  */
 export function requestJson(c: Context<AppEnv>): unknown {
+  const parsed = c.get('parsedBody');
+  if (parsed !== undefined) return parsed.value;
   const text = utf8.decode(c.get('body') ?? new Uint8Array(0));
   let value: unknown;
   try {
@@ -69,9 +70,7 @@ export function requestJson(c: Context<AppEnv>): unknown {
   } catch {
     throw new AppError('INVALID_REQUEST', 'Malformed JSON in request body');
   }
-  bodyCache(c).text = Promise.resolve(text);
-  const parsed = Promise.resolve(value);
-  Object.defineProperty(c.req, 'json', { value: () => parsed });
+  c.set('parsedBody', { value });
   return value;
 }
 

@@ -1,6 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ApiDeps, AppEnv } from '../context.js';
-import { logRequest } from '../http/access-log.js';
 import { assignRequestId } from '../http/request-id.js';
 import { answerHeadersFromNode } from '../node-http.js';
 
@@ -19,6 +18,6 @@ export function requestContext(deps: ApiDeps): MiddlewareHandler<AppEnv> {
     const finishHeaders = assignRequestId(c);
     await next();
     finishHeaders();
-    logRequest(c, started);
+    deps.accessLog.record(c, started);
   };
 }

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
-import { OpenAPIHono } from '@hono/zod-openapi';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
 import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
 import { registerAdminRoutes } from '../admin/admin-routes.js';
-import type { App, AppEnv } from '../context.js';
+import type { App } from '../context.js';
+import { createOpenApiApp } from '../http/json-body-validation.js';
 import { registerMerchantRoutes } from '../routes.js';
 import { adminDescription, merchantDescription } from './openapi-descriptions.js';
 import { registerHealthRoutes, registerMetricsRoute } from './operations-routes.js';
@@ -156,7 +156,7 @@ function baseDocument(app: App, title: string, description: string): OpenApiDocu
 
 /** What the merchants' listener serves: the /api/v1 routes and /betSlip (their signature, limits, webhooks), and health. */
 export function buildMerchantDocument(): OpenApiDocument {
-  const app = new OpenAPIHono<AppEnv>();
+  const app = createOpenApiApp();
   registerHealthRoutes(app);
   registerMerchantRoutes(app, []);
   // Registered only to be referenced by the webhooks below.
@@ -195,7 +195,7 @@ export function buildMerchantDocument(): OpenApiDocument {
 
 /** What the admin listener serves: the admin API (an operator's token), health, readiness and metrics. */
 export function buildAdminDocument(): OpenApiDocument {
-  const app = new OpenAPIHono<AppEnv>();
+  const app = createOpenApiApp();
   registerHealthRoutes(app);
   registerMetricsRoute(app);
   registerAdminRoutes(app);

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/shared/logger.js';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { signedBody } from '../helpers/signing.js';
+
+/** The access line (src/api/http/access-log.ts): pino's line for the same fields, written in batches. */
+
+const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
+const CANCEL = '/api/v1/integration/rewards/cancel';
+
+let env: TestEnvironment;
+let merchant: MerchantFixture;
+const started: TestApi[] = [];
+
+beforeAll(async () => {
+  env = await createTestEnvironment();
+  merchant = await createMerchant(env.db);
+});
+afterAll(async () => {
+  for (const api of started) await api.close();
+  await env?.close();
+});
+
+async function apiLoggingAt(level: string): Promise<{ api: TestApi; lines: string[] }> {
+  const lines: string[] = [];
+  // Lines arrive in batches: one write may hold several, each ending in a newline.
+  const logger = createLogger(
+    { level, name: 'api-test' },
+    { write: (chunk: string) => lines.push(...chunk.split(/(?<=\n)/)) },
+  );
+  const api = await startTestApi(env, { logger });
+  started.push(api);
+  return { api, lines };
+}
+
+/** Waits for the end of the event loop turn in which the answered requests wrote their lines. */
+const linesWritten = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('the access line', () => {
+  it('is one JSON line per request, with pino’s leading fields and the request’s own', async () => {
+    const { api, lines } = await apiLoggingAt('info');
+    const requestId = `access-${randomUUID()}`;
+    const read = await api.post(READ_ALL, signedBody(merchant), { 'x-request-id': requestId });
+    expect(read.status).toBe(200);
+    const cancel = await api.post(CANCEL, signedBody(merchant, { externalId: `gone-${randomUUID()}` }));
+    expect(cancel.status).toBe(200);
+    const { jobId } = (await cancel.json()) as { jobId: string };
+    const refused = await api.post(READ_ALL, { ...signedBody(merchant), hash: 'ab' });
+    expect(refused.status).toBe(401);
+    await linesWritten();
+
+    const entries = lines.map((line) => {
+      expect(line.endsWith('\n')).toBe(true);
+      return JSON.parse(line) as Record<string, unknown>;
+    });
+    const requests = entries.filter((entry) => entry.msg === 'request');
+    const readLine = requests.find((entry) => entry.requestId === requestId);
+    // The order pino writes: level, time, the logger's base fields, the line's fields, the message.
+    expect(Object.keys(readLine ?? {})).toEqual([
+      'level',
+      'time',
+      'service',
+      'requestId',
+      'method',
+      'route',
+      'status',
+      'ms',
+      'merchantId',
+      'msg',
+    ]);
+    expect(readLine).toMatchObject({ level: 30, service: 'api-test', method: 'POST', route: READ_ALL, status: 200 });
+    expect(readLine?.merchantId).toBe(merchant.id);
+    expect(new Date(String(readLine?.time)).toISOString()).toBe(readLine?.time);
+    expect(typeof readLine?.ms).toBe('number');
+
+    const cancelLine = requests.find((entry) => entry.jobId === jobId);
+    expect(cancelLine).toMatchObject({ route: CANCEL, status: 200, merchantId: merchant.id });
+    // A refusal before the merchant is known names no merchant.
+    const refusedLine = requests.find((entry) => entry.status === 401);
+    expect(refusedLine).toMatchObject({ route: READ_ALL });
+    expect(refusedLine).not.toHaveProperty('merchantId');
+    expect(refusedLine).not.toHaveProperty('jobId');
+  });
+
+  it('is not written above info, while the request is still counted', async () => {
+    const { api, lines } = await apiLoggingAt('warn');
+    const before = await requestsCounted(api);
+    expect((await api.post(READ_ALL, signedBody(merchant))).status).toBe(200);
+    await linesWritten();
+    expect(lines.filter((line) => line.includes('"msg":"request"'))).toEqual([]);
+    expect(await requestsCounted(api)).toBe(before + 1);
+  });
+});
+
+async function requestsCounted(api: TestApi): Promise<number> {
+  const text = await (await fetch(`${api.adminUrl}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find(
+      (entry) =>
+        entry.startsWith('gateway_http_requests_total{') &&
+        entry.includes(`route="${READ_ALL}"`) &&
+        entry.includes('status="200"'),
+    );
+  return Number(line?.split(' ').pop() ?? 0);
+}
