@@ -32,6 +32,8 @@ installShutdown({
         await Promise.all([closeGracefully(server), closeGracefully(adminServer)]);
       },
     ],
+    // The access lines of the last requests, before the process ends.
+    ['access log', async () => deps.accessLog.flush()],
     ['queues', () => deps.producer.close()],
     ['read router', () => deps.reads.close()],
     [

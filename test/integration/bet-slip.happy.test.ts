@@ -188,6 +188,41 @@ describe.each(methods)('$method /betSlip', ({ request }) => {
     }
   });
 
+  it('answers profile text with quotes, backslashes, control characters and non-ASCII exactly as stored', async () => {
+    const awkward = 'Jo "the hand" O\\Neil\ttab\nline\u0001 é 中 😀 </script>';
+    const created = await session({
+      ipAddress: '2001:db8::1',
+      devicePlatform: 'web "beta"',
+      player: { nickname: awkward, city: 'São Paulo', address: 'Rua "A", 1\\2', username: '' },
+    });
+    const { body } = await answer(created.token);
+    expect(body).toMatchObject({
+      nickname: awkward,
+      city: 'São Paulo',
+      address: 'Rua "A", 1\\2',
+      username: '',
+      ipAddress: '2001:db8::1',
+      devicePlatform: 'web "beta"',
+    });
+    // In the interface's order, the unknown ones left out.
+    expect(Object.keys(body)).toEqual([
+      'playerId',
+      'balance',
+      'currency',
+      'username',
+      'nickname',
+      'ipAddress',
+      'language',
+      'devicePlatform',
+      'address',
+      'city',
+      'test',
+      'errorCode',
+      'errorMessage',
+      'betSlip',
+    ]);
+  });
+
   it('answers a stored language and a false test flag as they are', async () => {
     const created = await session({ player: { language: 'DEU', test: false, nickname: 'Max' } });
     const { body } = await answer(created.token);

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
+import { routePath } from 'hono/route';
 import type { ApiDeps, AppEnv } from '../context.js';
 import { assignRequestId } from '../http/request-id.js';
 import { answerHeadersFromNode } from '../node-http.js';
@@ -18,6 +19,16 @@ export function requestContext(deps: ApiDeps): MiddlewareHandler<AppEnv> {
     const finishHeaders = assignRequestId(c);
     await next();
     finishHeaders();
-    deps.accessLog.record(c, started);
+    // The last matched route is the handler's pattern; a request that only met the '*' middleware matched none.
+    const lastPattern = routePath(c, -1);
+    deps.accessLog.record({
+      requestId: c.get('requestId'),
+      method: c.req.method,
+      route: lastPattern === '*' || lastPattern === '/*' ? 'unmatched' : lastPattern,
+      status: c.res.status,
+      ms: performance.now() - started,
+      merchantId: c.get('merchant')?.id,
+      jobId: c.get('jobId'),
+    });
   };
 }

@@ -1,12 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Db } from '../../shared/db/client.js';
 import { AppError } from '../../shared/errors.js';
-import { isFinished } from '../../shared/jobs/public-status.js';
-import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
 import { hasDeferredSlices, listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
+import { readJobListingPage } from '../jobs/job-listing-page.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -43,11 +40,6 @@ const JobRewardsPageSchema = z
   })
   .openapi('JobRewardsPage');
 
-async function hasFinished(db: Db, merchantId: string, jobId: string): Promise<boolean> {
-  const row = await findJobRecord(db, merchantId, jobId);
-  return row !== undefined && isFinished(row.state);
-}
-
 export function registerJobRewards(app: App, auth: MerchantRouteMiddleware): void {
   const route = createRoute({
     method: 'post',
@@ -72,43 +64,13 @@ export function registerJobRewards(app: App, auth: MerchantRouteMiddleware): voi
 
   app.openapi(route, async (c) => {
     const { jobId, after, limit } = c.req.valid('json');
-    const { redis, config, reads, heavyReads, shards } = c.get('deps');
-    const merchantId = c.get('merchant').id;
-    const status = await findJobStatus(
-      redis,
-      shards,
-      finishedJobRecords(reads),
-      jobId,
-      config.RETENTION_MS,
-      merchantId,
-    );
-    // Another merchant's job is as unknown as a job that never existed.
-    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
-    // A page reads up to 10,000 rewards: at most a few at once per merchant (heavy-read-limiter.ts).
-    const page = await heavyReads.run(merchantId, () =>
-      reads.read(
-        'jobRewards',
-        async (db, pool) => {
-          // The job's end is recorded after its last rewards: a replica that has replayed the end has
-          // them all. One that has not (the job runs, or the replica is that far behind) leaves the
-          // page to the primary.
-          if (pool === 'replica' && !(await hasFinished(db, merchantId, status.jobId))) return undefined;
-          // Read only: the worker lists a by-query job's slices; a page before that would miss rewards.
-          if (await hasDeferredSlices(db, { merchantId, jobId: status.jobId })) {
-            throw new AppError('CONFLICT', "The job's rewards are still being listed", { retryAfterSeconds: 1 });
-          }
-          return listJobRewards(db, {
-            jobId: status.jobId,
-            merchantId,
-            after: after?.toLowerCase() ?? undefined,
-            limit: limit ?? DEFAULT_PAGE,
-          });
-        },
-        { accept: (listed) => listed !== undefined },
-      ),
-    );
-    // Only when the primary is down and the replica has not replayed the job's end.
-    if (page === undefined) throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1 });
+    const page = await readJobListingPage(c, jobId, 'jobRewards', async (db, job) => {
+      // Read only: the worker lists a by-query job's slices; a page before that would miss rewards.
+      if (await hasDeferredSlices(db, job)) {
+        throw new AppError('CONFLICT', "The job's rewards are still being listed", { retryAfterSeconds: 1 });
+      }
+      return listJobRewards(db, { ...job, after: after?.toLowerCase() ?? undefined, limit: limit ?? DEFAULT_PAGE });
+    });
     return c.json(page, 200);
   });
 }

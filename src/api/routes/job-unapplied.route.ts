@@ -1,9 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
-import { isFinished } from '../../shared/jobs/public-status.js';
-import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
 import type { App } from '../context.js';
-import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
+import { readJobListingPage } from '../jobs/job-listing-page.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { listUnappliedIdentifiers } from '../repositories/job-unapplied.repository.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
@@ -88,41 +85,9 @@ export function registerJobUnapplied(app: App, auth: MerchantRouteMiddleware): v
 
   app.openapi(route, async (c) => {
     const { jobId, after, limit } = c.req.valid('json');
-    const { redis, config, reads, heavyReads, shards } = c.get('deps');
-    const merchantId = c.get('merchant').id;
-    const status = await findJobStatus(
-      redis,
-      shards,
-      finishedJobRecords(reads),
-      jobId,
-      config.RETENTION_MS,
-      merchantId,
+    const page = await readJobListingPage(c, jobId, 'jobUnapplied', (db, job) =>
+      listUnappliedIdentifiers(db, { ...job, after: after ?? undefined, limit: limit ?? DEFAULT_PAGE }),
     );
-    // Another merchant's job is as unknown as a job that never existed.
-    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
-    // A page reads up to 10,000 rows: at most a few at once per merchant (heavy-read-limiter.ts).
-    const page = await heavyReads.run(merchantId, () =>
-      reads.read(
-        'jobUnapplied',
-        async (db, pool) => {
-          // As for jobs/rewards: a replica serves a job only once it has replayed the job's end (recorded
-          // after its last batch), so its page is whole.
-          if (pool === 'replica') {
-            const record = await findJobRecord(db, merchantId, status.jobId);
-            if (record === undefined || !isFinished(record.state)) return undefined;
-          }
-          return listUnappliedIdentifiers(db, {
-            merchantId,
-            jobId: status.jobId,
-            after: after ?? undefined,
-            limit: limit ?? DEFAULT_PAGE,
-          });
-        },
-        { accept: (listed) => listed !== undefined },
-      ),
-    );
-    // Only when the primary is down and the replica has not replayed the job's end.
-    if (page === undefined) throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1 });
     return c.json(page, 200);
   });
 }

@@ -8,14 +8,13 @@ import type { Metrics } from '../../shared/metrics.js';
 import {
   deleteAdminAuditEntries,
   deleteBetSlipItemsOf,
-  deleteJobCancelSlicesOf,
-  deleteJobRewardsOf,
+  deleteJobRowsOf,
   deleteJobs,
-  deleteJobUnappliedIdentifiersOf,
   deleteSessions,
   deleteWebhookDeliveries,
   expiredJobs,
   expiredSessionIds,
+  perJobTables,
   type RetentionTable,
   retentionTables,
 } from './retention.repository.js';
@@ -167,9 +166,7 @@ export class RetentionSweeper {
         this.throwIfStopping();
         const jobs = await expiredJobs(connection, cutoff, limit);
         if (jobs.length === 0) break;
-        await drain('job_rewards', (trx) => deleteJobRewardsOf(trx, jobs, limit));
-        await drain('job_cancel_slices', (trx) => deleteJobCancelSlicesOf(trx, jobs, limit));
-        await drain('job_unapplied_identifiers', (trx) => deleteJobUnappliedIdentifiersOf(trx, jobs, limit));
+        for (const table of perJobTables) await drain(table, (trx) => deleteJobRowsOf(trx, table, jobs, limit));
         await step('cancellation_jobs', (trx) => deleteJobs(trx, jobs, cutoff));
         if (jobs.length < limit) break;
       }

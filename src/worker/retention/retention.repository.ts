@@ -17,11 +17,13 @@ import type { Executor } from '../../shared/db/client.js';
  * it: measured on 1,000,000 job_rewards rows, ~110 ms per batch of 5,000 and growing with the table.
  */
 
+/** The tables that keep rows per job, besides the job's own audit row: each swept before its job. */
+export const perJobTables = ['job_rewards', 'job_cancel_slices', 'job_unapplied_identifiers'] as const;
+type PerJobTable = (typeof perJobTables)[number];
+
 /** The tables the sweeper empties of what has outlived RETENTION_MS. */
 export const retentionTables = [
-  'job_rewards',
-  'job_cancel_slices',
-  'job_unapplied_identifiers',
+  ...perJobTables,
   'cancellation_jobs',
   'webhook_deliveries',
   'bet_slip_items',
@@ -59,56 +61,25 @@ function jobColumns(jobs: readonly ExpiredJob[]) {
   return sql`unnest(${jobs.map((job) => job.merchantId)}::uuid[], ${jobs.map((job) => job.id)}::uuid[])`;
 }
 
-/** Up to `limit` of these jobs' rewards lists. */
-export async function deleteJobRewardsOf(db: Executor, jobs: readonly ExpiredJob[], limit: number): Promise<number> {
+/**
+ * Up to `limit` rows of these jobs in `table`: their rewards lists (`job_rewards`), slices not yet listed
+ * (`job_cancel_slices`) or identifiers they did not cancel (`job_unapplied_identifiers`). Each table is
+ * keyed by `(merchant_id, job_id, …)`, so every job's rows are one index range.
+ */
+export async function deleteJobRowsOf(
+  db: Executor,
+  table: PerJobTable,
+  jobs: readonly ExpiredJob[],
+  limit: number,
+): Promise<number> {
   return affected(
     await sql`
-      DELETE FROM job_rewards
+      DELETE FROM ${sql.table(table)}
       WHERE ctid = ANY(ARRAY(
         SELECT r.ctid FROM ${jobColumns(jobs)} AS j (merchant_id, id)
         CROSS JOIN LATERAL (
-          SELECT ctid FROM job_rewards WHERE merchant_id = j.merchant_id AND job_id = j.id
+          SELECT ctid FROM ${sql.table(table)} WHERE merchant_id = j.merchant_id AND job_id = j.id
         ) AS r
-        LIMIT ${limit}
-      ))
-    `.execute(db),
-  );
-}
-
-/** Up to `limit` of these jobs' slices not yet listed. */
-export async function deleteJobCancelSlicesOf(
-  db: Executor,
-  jobs: readonly ExpiredJob[],
-  limit: number,
-): Promise<number> {
-  return affected(
-    await sql`
-      DELETE FROM job_cancel_slices
-      WHERE ctid = ANY(ARRAY(
-        SELECT s.ctid FROM ${jobColumns(jobs)} AS j (merchant_id, id)
-        CROSS JOIN LATERAL (
-          SELECT ctid FROM job_cancel_slices WHERE merchant_id = j.merchant_id AND job_id = j.id
-        ) AS s
-        LIMIT ${limit}
-      ))
-    `.execute(db),
-  );
-}
-
-/** Up to `limit` of these jobs' identifiers they did not cancel. */
-export async function deleteJobUnappliedIdentifiersOf(
-  db: Executor,
-  jobs: readonly ExpiredJob[],
-  limit: number,
-): Promise<number> {
-  return affected(
-    await sql`
-      DELETE FROM job_unapplied_identifiers
-      WHERE ctid = ANY(ARRAY(
-        SELECT u.ctid FROM ${jobColumns(jobs)} AS j (merchant_id, id)
-        CROSS JOIN LATERAL (
-          SELECT ctid FROM job_unapplied_identifiers WHERE merchant_id = j.merchant_id AND job_id = j.id
-        ) AS u
         LIMIT ${limit}
       ))
     `.execute(db),

@@ -1,0 +1,56 @@
+import type { Context } from 'hono';
+import type { Db } from '../../shared/db/client.js';
+import { AppError } from '../../shared/errors.js';
+import { isFinished } from '../../shared/jobs/public-status.js';
+import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
+import type { AppEnv } from '../context.js';
+import type { ReadKind } from '../reads/read-router.js';
+import { findJobStatus, finishedJobRecords } from './job-status.js';
+
+/** The job a page lists, once it is known to be the asking merchant's. */
+export interface ListedJob {
+  merchantId: string;
+  jobId: string;
+}
+
+/**
+ * One page of what a job did, for the listing routes (jobs/rewards, jobs/unapplied), with what they share:
+ *
+ * - the job must be the asking merchant's: another merchant's job is as unknown as one that never existed
+ *   (404);
+ * - a page reads up to 10,000 rows, so at most a few run at once per merchant (heavy-read-limiter.ts);
+ * - a replica serves the page only once it has replayed the job's end, which is recorded after the job's
+ *   last rows, so its page is whole; one that has not (the job runs, or the replica is that far behind)
+ *   leaves the page to the primary, and with the primary down too the answer is 503.
+ *
+ * `readPage` reads the page itself from the pool it is given.
+ */
+export async function readJobListingPage<T>(
+  c: Context<AppEnv>,
+  jobId: string,
+  kind: ReadKind,
+  readPage: (db: Db, job: ListedJob) => Promise<T>,
+): Promise<T> {
+  const { redis, config, reads, heavyReads, shards } = c.get('deps');
+  const merchantId = c.get('merchant').id;
+  const status = await findJobStatus(redis, shards, finishedJobRecords(reads), jobId, config.RETENTION_MS, merchantId);
+  if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
+  const job: ListedJob = { merchantId, jobId: status.jobId };
+  const page = await heavyReads.run(merchantId, () =>
+    reads.read(
+      kind,
+      async (db, pool): Promise<{ page: T } | undefined> => {
+        if (pool === 'replica' && !(await hasFinished(db, job))) return undefined;
+        return { page: await readPage(db, job) };
+      },
+      { accept: (read) => read !== undefined },
+    ),
+  );
+  if (page === undefined) throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1 });
+  return page.page;
+}
+
+async function hasFinished(db: Db, job: ListedJob): Promise<boolean> {
+  const row = await findJobRecord(db, job.merchantId, job.jobId);
+  return row !== undefined && isFinished(row.state);
+}
