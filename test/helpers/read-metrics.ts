@@ -50,3 +50,14 @@ export function readsSince(after: ReadsByPool, before: ReadsByPool): ReadsByPool
     Object.fromEntries(KINDS.map((kind) => [kind, after[pool][kind] - before[pool][kind]])) as Record<ReadKind, number>;
   return { primary: minus('primary'), replica: minus('replica') };
 }
+
+/** gateway_http_requests_total for one route pattern and status, from the admin listener's /metrics (0 when absent). */
+export async function httpRequestsCounted(adminUrl: string, route: string, status: number): Promise<number> {
+  const values = parseMetrics(await (await fetch(`${adminUrl}/metrics`)).text());
+  let total = 0;
+  for (const [key, value] of values) {
+    if (!key.startsWith('gateway_http_requests_total{')) continue;
+    if (key.includes(`route=${route},`) && key.includes(`status=${status}}`)) total += value;
+  }
+  return total;
+}

@@ -4,6 +4,7 @@ import { createLogger } from '../../src/shared/logger.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { httpRequestsCounted } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
 
 /** The access line (src/api/http/access-log.ts): pino's line for the same fields, written in batches. */
@@ -85,23 +86,10 @@ describe('the access line', () => {
 
   it('is not written above info, while the request is still counted', async () => {
     const { api, lines } = await apiLoggingAt('warn');
-    const before = await requestsCounted(api);
+    const before = await httpRequestsCounted(api.adminUrl, READ_ALL, 200);
     expect((await api.post(READ_ALL, signedBody(merchant))).status).toBe(200);
     api.deps.accessLog.flush();
     expect(lines.filter((line) => line.includes('"msg":"request"'))).toEqual([]);
-    expect(await requestsCounted(api)).toBe(before + 1);
+    expect(await httpRequestsCounted(api.adminUrl, READ_ALL, 200)).toBe(before + 1);
   });
 });
-
-async function requestsCounted(api: TestApi): Promise<number> {
-  const text = await (await fetch(`${api.adminUrl}/metrics`)).text();
-  const line = text
-    .split('\n')
-    .find(
-      (entry) =>
-        entry.startsWith('gateway_http_requests_total{') &&
-        entry.includes(`route="${READ_ALL}"`) &&
-        entry.includes('status="200"'),
-    );
-  return Number(line?.split(' ').pop() ?? 0);
-}

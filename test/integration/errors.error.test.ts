@@ -6,6 +6,7 @@ import { createDb, type Db } from '../../src/shared/db/client.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession, type MerchantFixture, testKeyRing } from '../helpers/fixtures.js';
+import { httpRequestsCounted } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
 
 /** docs/design.md §3: every failure has the same body shape, the catalogue's status, and nothing more. */
@@ -183,18 +184,7 @@ describe('reading the body', () => {
 
   it('lets a client leave in the middle of its body: the request ends (logged, counted) and others are answered', async () => {
     // The request counter moves only when a request has run to its end, through the access log.
-    const abandoned = async () => {
-      const metrics = await (await fetch(`${api.adminUrl}/metrics`)).text();
-      const line = metrics
-        .split('\n')
-        .find(
-          (entry) =>
-            entry.startsWith('gateway_http_requests_total{') &&
-            entry.includes(`route="${CANCEL}"`) &&
-            entry.includes('status="400"'),
-        );
-      return Number(line?.split(' ').pop() ?? 0);
-    };
+    const abandoned = () => httpRequestsCounted(api.adminUrl, CANCEL, 400);
     const before = await abandoned();
     const { hostname, port } = new URL(api.baseUrl);
     const socket = tcpConnect(Number(port), hostname);
