@@ -13,7 +13,7 @@ import { CANCEL_PATH } from './single-cancels.phase.js';
 export const HTTP_PAIRS = ['healthz', 'cancel', 'betSlip', 'readAll'] as const;
 export type HttpPairName = (typeof HTTP_PAIRS)[number];
 
-/** One side of a pair: the mean of its runs. */
+/** One side of a pair: the medians of its runs (one per round). */
 export interface RouteFigures {
   /** Method and path, e.g. `POST /raw/bare`. */
   route: string;
@@ -27,17 +27,18 @@ export interface RouteFigures {
 }
 
 export interface HttpResults {
-  /** API req/s ÷ its raw baseline's req/s, measured in the same run. */
+  /** API req/s ÷ its raw baseline's req/s: the median of the per-round ratios of the same run. */
   ratios: Record<HttpPairName, number | null>;
   /**
    * The bench's raw baseline req/s ÷ the independent minimal server's (bench/raw-baseline/independent.mjs)
-   * on the same route in the same run: within ±15 % (0.85–1.15), the baseline is as fast as the raw stack.
+   * on the same route in the same run (the median of the per-round ratios): within ±15 % (0.85–1.15),
+   * the baseline is as fast as the raw stack.
    */
   agreement: Record<HttpPairName, number | null>;
-  /** API /betSlip p99 ÷ the raw bet-slip route's p99. */
+  /** API /betSlip p99 ÷ the raw bet-slip route's p99 (the median of the per-round ratios). */
   betSlipP99Ratio: number | null;
   pairs: Record<HttpPairName, { baseline: RouteFigures; independent: RouteFigures; api: RouteFigures }>;
-  /** Every timed autocannon run, by label (`cancel.baseline`, `cancel.independent`, `cancel.api` …). */
+  /** Every timed autocannon run, by label (`cancel.baseline.1`, `cancel.independent.1`, `cancel.api.1` …). */
   runs: Record<string, LoadFigures>;
 }
 
@@ -119,11 +120,10 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
     },
   };
 
-  const { connections, durationSeconds, warmupSeconds } = settings.http;
+  const { connections, durationSeconds, warmupSeconds, rounds } = settings.http;
   const runs: Record<string, LoadFigures> = {};
   const measure = async (label: string, baseUrl: string, target: () => LoadTarget) => {
-    progress.step(`HTTP: ${label} — ${warmupSeconds} s warm-up, then ${durationSeconds} s at -c ${connections}`);
-    await runLoad(baseUrl, target(), { connections, durationSeconds: warmupSeconds });
+    progress.step(`HTTP: ${label} — ${durationSeconds} s at -c ${connections}`);
     const figures = await runLoad(baseUrl, target(), { connections, durationSeconds });
     runs[label] = figures;
     checks.expect(
@@ -135,52 +135,104 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
     return figures;
   };
 
-  // Baseline, independent server, API, independent again, baseline again; each baseline's figure is
-  // the mean of its two runs, placed symmetrically around the API's: a drift of the machine that is
-  // roughly linear over the minute of a route (another session's load arriving or leaving, a CPU
-  // warming up) then hits all three alike and drops out of both ratios. The API runs once per route,
-  // which keeps the full phase near four minutes.
+  // The three servers of a route take turns in short runs, `rounds` times, the order rotating each round
+  // (baseline, independent, API; then independent, API, baseline; …), and every figure is a median over
+  // the rounds. This machine's speed wanders by tens of per cent within a minute (other tenants of the
+  // host), in bursts, not in a straight line: with one long run each, a burst that fell on the two
+  // independent runs put the baselines 20–27 % apart (full run of 2026-11-24, 22:49) though they serve
+  // alike within 4 % when each has a core of its own. Short turns put each server in every part of
+  // the minute, and the median of the per-round ratios (each from three runs 10-odd seconds apart)
+  // leaves out a burst that lands on one of them. Each server is warmed up once per route first.
   const pairs = {} as HttpResults['pairs'];
+  const roundRatios = {} as Record<HttpPairName, { api: number[]; agreement: number[]; betSlipP99: number[] }>;
   for (const pair of HTTP_PAIRS) {
     const { baseline, api } = targets[pair];
-    const baselineRuns = [await measure(`${pair}.baseline`, raw.baseUrl, baseline)];
-    const independentRuns = [await measure(`${pair}.independent`, independent.baseUrl, baseline)];
-    const apiRuns = [await measure(`${pair}.api`, apiUrl, api)];
-    independentRuns.push(await measure(`${pair}.independentAgain`, independent.baseUrl, baseline));
-    baselineRuns.push(await measure(`${pair}.baselineAgain`, raw.baseUrl, baseline));
+    const servers = [
+      { side: 'baseline', baseUrl: raw.baseUrl, target: baseline },
+      { side: 'independent', baseUrl: independent.baseUrl, target: baseline },
+      { side: 'api', baseUrl: apiUrl, target: api },
+    ] as const;
+    for (const { side, baseUrl, target } of servers) {
+      progress.step(`HTTP: ${pair}.${side} — ${warmupSeconds} s warm-up`);
+      await runLoad(baseUrl, target(), { connections, durationSeconds: warmupSeconds });
+    }
+    const bySide = { baseline: [] as LoadFigures[], independent: [] as LoadFigures[], api: [] as LoadFigures[] };
+    for (let round = 0; round < rounds; round += 1) {
+      for (let turn = 0; turn < servers.length; turn += 1) {
+        const { side, baseUrl, target } = servers[(round + turn) % servers.length] as (typeof servers)[number];
+        bySide[side].push(await measure(`${pair}.${side}.${round + 1}`, baseUrl, target));
+      }
+    }
     pairs[pair] = {
-      baseline: summarize(describe(baseline()), baselineRuns),
-      independent: summarize(describe(baseline()), independentRuns),
-      api: summarize(describe(api()), apiRuns),
+      baseline: summarize(describe(baseline()), bySide.baseline),
+      independent: summarize(describe(baseline()), bySide.independent),
+      api: summarize(describe(api()), bySide.api),
+    };
+    const perRound = (of: (round: number) => number | null) =>
+      Array.from({ length: rounds }, (_, round) => of(round)).filter((value): value is number => value !== null);
+    const rps = (side: keyof typeof bySide, round: number) => bySide[side][round]?.rps ?? null;
+    roundRatios[pair] = {
+      api: perRound((round) => ratio(rps('api', round), rps('baseline', round))),
+      agreement: perRound((round) => ratio(rps('baseline', round), rps('independent', round))),
+      betSlipP99: perRound((round) =>
+        ratio(bySide.api[round]?.p99Ms ?? null, bySide.baseline[round]?.p99Ms ?? null, 2),
+      ),
     };
   }
   await Promise.all([raw.stop(), independent.stop()]);
 
-  const perPair = (of: (figures: HttpResults['pairs'][HttpPairName]) => number | null) =>
-    Object.fromEntries(HTTP_PAIRS.map((pair) => [pair, of(pairs[pair])])) as Record<HttpPairName, number | null>;
-  const ratios = perPair(({ api, baseline }) => ratio(api.rps, baseline.rps));
-  const agreement = perPair(({ baseline, independent }) => ratio(baseline.rps, independent.rps));
-  const betSlip = pairs.betSlip;
-  const betSlipValid = betSlip.api.rps !== null && betSlip.baseline.rps !== null;
+  // A pair with an erroring run has no figure (its rps is null), as before the rounds.
+  const valid = (figures: HttpResults['pairs'][HttpPairName], ...sides: Array<'api' | 'baseline' | 'independent'>) =>
+    sides.every((side) => figures[side].rps !== null);
+  const perPair = (of: (pair: HttpPairName) => number | null) =>
+    Object.fromEntries(HTTP_PAIRS.map((pair) => [pair, of(pair)])) as Record<HttpPairName, number | null>;
+  const ratios = perPair((pair) => (valid(pairs[pair], 'api', 'baseline') ? medianOf(roundRatios[pair].api, 2) : null));
+  const agreement = perPair((pair) =>
+    valid(pairs[pair], 'baseline', 'independent') ? medianOf(roundRatios[pair].agreement, 2) : null,
+  );
   return {
     ratios,
     agreement,
-    betSlipP99Ratio: betSlipValid ? ratio(betSlip.api.p99Ms, betSlip.baseline.p99Ms, 2) : null,
+    betSlipP99Ratio: valid(pairs.betSlip, 'api', 'baseline') ? medianOf(roundRatios.betSlip.betSlipP99, 2) : null,
     pairs,
     runs,
   };
 }
 
+/** The median of some figures (the mean of the middle two of an even count); null for none. */
+function medianOf(values: readonly number[], digits: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median =
+    sorted.length % 2 === 1
+      ? (sorted[middle] as number)
+      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return round(median, digits);
+}
+
 const describe = (target: LoadTarget) => `${target.method} ${target.path}`;
 
 function summarize(route: string, runs: readonly LoadFigures[]): RouteFigures {
-  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   const errors = runs.reduce((sum, run) => sum + run.errors, 0);
+  const median = (values: number[], digits: number) => medianOf(values, digits);
   return {
     route,
-    rps: runs.length > 0 && errors === 0 ? Math.round(mean(runs.map((run) => run.rps))) : null,
-    p50Ms: runs.length > 0 ? round(mean(runs.map((run) => run.p50Ms)), 2) : null,
-    p99Ms: runs.length > 0 ? round(mean(runs.map((run) => run.p99Ms)), 2) : null,
+    rps:
+      errors === 0
+        ? median(
+            runs.map((run) => run.rps),
+            0,
+          )
+        : null,
+    p50Ms: median(
+      runs.map((run) => run.p50Ms),
+      2,
+    ),
+    p99Ms: median(
+      runs.map((run) => run.p99Ms),
+      2,
+    ),
     errors,
     runs: runs.length,
   };

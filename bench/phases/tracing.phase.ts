@@ -66,7 +66,8 @@ export function tracingPhase({ context, measured, main, startApi }: PhaseKit): P
       },
       readAll: () => ({ method: 'POST', path: READ_ALL_PATH, body: signedJson({}) }),
     };
-    const { connections, durationSeconds, warmupSeconds } = settings.http;
+    const { connections, warmupSeconds } = settings.http;
+    const { durationSeconds } = settings.tracing;
     const runs: Record<string, LoadFigures> = {};
     const measure = async (route: (typeof ROUTES)[number], side: 'off' | 'on' | 'offAgain') => {
       const label = `${route}.${side}`;
