@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context as TraceContext } from '@opentelemetry/api';
 import type { Config } from '../shared/config.js';
 import type { Db } from '../shared/db/client.js';
 import type { Logger } from '../shared/logger.js';
@@ -71,6 +72,8 @@ export interface AppEnv {
     bodyBoundSignature?: BodyBoundSignature;
     /** Set by handlers that queue a job, for the request log line. */
     jobId?: string;
+    /** The request's trace context (its server span's), when tracing is on (http/server-span.ts). */
+    traceContext?: TraceContext;
   };
 }
 

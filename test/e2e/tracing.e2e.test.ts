@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -65,12 +66,16 @@ afterAll(async () => {
   await env?.close();
 });
 
-async function post(path: string, fields: Record<string, unknown>): Promise<Response> {
+async function post(
+  path: string,
+  fields: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const body = signedBody(merchant, fields);
   secrets.push(String(body.hash));
   return fetch(`${api.baseUrl}/api/v1/integration/${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
 }
@@ -134,7 +139,9 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     const server = spans.find((span) => span.service === API_SERVICE && span.kind === SERVER);
     expect(server?.parentSpanId).toBe('');
     const enqueue = spans.find((span) => span.name === 'enqueue bulkCancel');
-    expect(enqueue?.parentSpanId).not.toBe('');
+    // The API's spans are its own, with explicit parents (src/api/http/server-span.ts): the request's
+    // server span and, as its child, the enqueue, whose context the job carries to the worker.
+    expect(enqueue).toMatchObject({ service: API_SERVICE, parentSpanId: server?.spanId });
     expect(enqueue?.attributes['merchant.id']).toBe(merchant.id);
     const job = spans.find((span) => span.name === 'job bulkCancel');
     expect(job).toMatchObject({ service: WORKER_SERVICE, parentSpanId: enqueue?.spanId });
@@ -146,7 +153,6 @@ describe('tracing: one trace per merchant request, across the API and worker pro
       attributes: { 'batch.identifiers': 5, 'batch.cancelled': 5 },
     });
     expect(spans.some((span) => isPostgres(span) && span.parentSpanId === batch?.spanId)).toBe(true);
-    expect(spans.some((span) => isRedis(span) && span.service === API_SERVICE)).toBe(true);
     expect(spans.some((span) => isRedis(span) && span.service === WORKER_SERVICE)).toBe(true);
     const delivery = spans.find((span) => span.name === 'webhook delivery');
     expect(delivery?.attributes).toMatchObject({ 'job.id': jobId, 'webhook.outcome': 'delivered' });
@@ -156,6 +162,39 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     );
     expect(outgoing?.kind).toBe(CLIENT);
     expect(String(outgoing?.attributes['url.full'] ?? outgoing?.attributes['http.url'])).toBe(`${hooks.url}/hooks`);
+  });
+
+  it("follows the caller's sampling decision in both processes: unsampled leaves no span, sampled is the parent", async () => {
+    const traceparent = (sampled: boolean) => {
+      const traceId = randomBytes(16).toString('hex');
+      const parentId = randomBytes(8).toString('hex');
+      return { traceId, parentId, header: `00-${traceId}-${parentId}-${sampled ? '01' : '00'}` };
+    };
+    const unsampled = traceparent(false);
+    const sampled = traceparent(true);
+    const jobs = [];
+    for (const [caller, id] of [
+      [unsampled, rewardIds[20]],
+      [sampled, rewardIds[21]],
+    ] as const) {
+      const accepted = await post('rewards/bulkCancel', { ids: [id] }, { traceparent: caller.header });
+      expect(accepted.status).toBe(200);
+      jobs.push(accepted.headers.get('x-job-id') as string);
+    }
+    await Promise.all(jobs.map((jobId) => completed(jobId)));
+    // The sampled request's trace reaches the worker's job: the caller's span is the server span's parent.
+    await eventually(
+      async () =>
+        otlp.spans.some((span) => span.traceId === sampled.traceId && span.name === 'job bulkCancel') || undefined,
+      { timeoutMs: 30_000, what: "the sampled caller's job span" },
+    );
+    const server = otlp.spans.find((span) => span.traceId === sampled.traceId && span.kind === SERVER);
+    expect(server).toMatchObject({ service: API_SERVICE, parentSpanId: sampled.parentId });
+    // Both processes export every 200 ms: a second later, the unsampled request has left no span anywhere
+    // (its job carried the decision to the worker, which would otherwise have started a trace of its own).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(otlp.spans.filter((span) => span.traceId === unsampled.traceId)).toEqual([]);
+    expect(otlp.spans.filter((span) => span.attributes['job.id'] === jobs[0])).toEqual([]);
   });
 
   it('a bulkCancelByQuery split into parts: each part a child of the job span, all in the one trace', async () => {

@@ -1,7 +1,8 @@
+import type { Span } from '@opentelemetry/api';
 import { pino } from 'pino';
 import type { Logger } from '../../shared/logger.js';
 import type { Metrics } from '../../shared/metrics.js';
-import { activeTraceFields, tracingEnabled } from '../../shared/telemetry/trace-context.js';
+import { traceFieldsOf } from '../../shared/telemetry/trace-context.js';
 
 /** What the line says of one answered request. */
 export interface AnsweredRequest {
@@ -14,6 +15,8 @@ export interface AnsweredRequest {
   ms: number;
   merchantId: string | undefined;
   jobId: string | undefined;
+  /** The request's server span, when tracing is on: its ids go on the line. */
+  span: Span | undefined;
 }
 
 /** What the access line is written to: the logger's own destination. */
@@ -41,7 +44,6 @@ export class AccessLog {
   /** The logger's base fields (`"service":"api"`), serialised once. */
   readonly #base: string;
   readonly #level: number;
-  readonly #traced: boolean;
   /** Lines not yet handed to the destination (`flush`). */
   #pending = '';
   #flushTimer: NodeJS.Timeout | undefined;
@@ -55,19 +57,18 @@ export class AccessLog {
     const bindings = JSON.stringify(logger.bindings());
     this.#base = bindings === '{}' ? '' : `,${bindings.slice(1, -1)}`;
     this.#level = logger.levels.values.info as number;
-    this.#traced = tracingEnabled();
   }
 
   /** Called by the request-context middleware once the handlers are done (an error has become its answer by then). */
   record(request: AnsweredRequest): void {
-    const { requestId, method, route, status, ms, merchantId, jobId } = request;
+    const { requestId, method, route, status, ms, merchantId, jobId, span } = request;
     this.#metrics.observeHttpRequest(method, route, status, ms / 1000);
     if (!this.#logger.isLevelEnabled('info')) return;
 
     // Every string is JSON-encoded, also those whose alphabet is known (a request id passed its pattern,
     // a merchant id is a stored UUID): a line that cannot be parsed is worse than a microsecond.
     const line =
-      `{"level":${this.#level}${this.#time()}${this.#base}${this.#traced ? traceFields() : ''}` +
+      `{"level":${this.#level}${this.#time()}${this.#base}${span === undefined ? '' : traceFields(span)}` +
       `,"requestId":${JSON.stringify(requestId)},"method":${JSON.stringify(method)}` +
       `,"route":${JSON.stringify(route)},"status":${status},"ms":${Math.round(ms * 10) / 10}` +
       `${merchantId === undefined ? '' : `,"merchantId":${JSON.stringify(merchantId)}`}` +
@@ -99,8 +100,8 @@ const FLUSH_AFTER_MS = 50;
 /** Lines of this many characters (~200 requests) leave at once. */
 const FLUSH_AT_CHARACTERS = 64 * 1024;
 
-/** `trace_id` and `span_id` of the active span, as pino's mixin writes them on every other line. */
-function traceFields(): string {
-  const { trace_id: traceId, span_id: spanId } = activeTraceFields();
+/** `trace_id` and `span_id` of the request's span, where pino's mixin writes the active span's on every other line. */
+function traceFields(span: Span): string {
+  const { trace_id: traceId, span_id: spanId } = traceFieldsOf(span);
   return traceId === undefined ? '' : `,"trace_id":"${traceId}","span_id":"${spanId}"`;
 }

@@ -1,7 +1,9 @@
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
+import { runInContext, tracingEnabled } from '../../shared/telemetry/trace-context.js';
 import type { ApiDeps, AppEnv } from '../context.js';
 import { assignRequestId } from '../http/request-id.js';
+import { endRequestSpan, startRequestSpan } from '../http/server-span.js';
 import { answerHeadersFromNode } from '../node-http.js';
 
 /**
@@ -9,26 +11,40 @@ import { answerHeadersFromNode } from '../node-http.js';
  * read from Node's (node-http.ts), the request id and logger, and, once the handlers are done, the
  * access-log line and metrics. One step of hono's middleware chain instead of three: each step is an
  * async function, a promise and a bound `next` per request, which counted on the API's fixed cost per
- * request (/healthz).
+ * request (/healthz). With tracing on, the request's server span too (http/server-span.ts): only a
+ * sampled request's handlers run inside its context.
  */
 export function requestContext(deps: ApiDeps): MiddlewareHandler<AppEnv> {
+  const traced = tracingEnabled();
   return async (c, next) => {
     const started = performance.now();
     c.set('deps', deps);
     answerHeadersFromNode(c);
     const finishHeaders = assignRequestId(c);
-    await next();
+    const serverSpan = traced ? startRequestSpan(c) : undefined;
+    if (serverSpan === undefined) await next();
+    else {
+      c.set('traceContext', serverSpan.context);
+      if (serverSpan.span.isRecording()) await runInContext(serverSpan.context, next);
+      else await next();
+    }
     finishHeaders();
     // The last matched route is the handler's pattern; a request that only met the '*' middleware matched none.
     const lastPattern = routePath(c, -1);
+    const route = lastPattern === '*' || lastPattern === '/*' ? 'unmatched' : lastPattern;
+    const { method } = c.req;
+    const status = c.res.status;
+    if (serverSpan !== undefined) endRequestSpan(serverSpan, method, route, status);
     deps.accessLog.record({
       requestId: c.get('requestId'),
-      method: c.req.method,
-      route: lastPattern === '*' || lastPattern === '/*' ? 'unmatched' : lastPattern,
-      status: c.res.status,
+      method,
+      route,
+      status,
       ms: performance.now() - started,
       merchantId: c.get('merchant')?.id,
       jobId: c.get('jobId'),
+      // The ids of a sampled request only: an unsampled one's trace is recorded nowhere.
+      span: serverSpan?.span.isRecording() ? serverSpan.span : undefined,
     });
   };
 }

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context, TypedResponse } from 'hono';
 import type { Operation } from '../../shared/queue/job-catalogue.js';
+import { runInContext } from '../../shared/telemetry/trace-context.js';
 import type { AppEnv } from '../context.js';
 import {
   claimIdempotencyKey,
@@ -85,13 +86,18 @@ export async function enqueueAndAnswer<N extends Operation>(
 
   let jobId: string;
   try {
-    const enqueued = await producer.enqueue(
-      name,
-      payload,
-      deduplicationId,
-      c.get('merchant').maxQueuedJobs ?? config.MAX_QUEUED_JOBS,
-      plannedJobId,
-    );
+    const enqueue = () =>
+      producer.enqueue(
+        name,
+        payload,
+        deduplicationId,
+        c.get('merchant').maxQueuedJobs ?? config.MAX_QUEUED_JOBS,
+        plannedJobId,
+      );
+    // Inside the request's trace context, sampled or not: the job carries the request's sampling
+    // decision to the worker (an unsampled request's handlers run outside it; http/server-span.ts).
+    const traceContext = c.get('traceContext');
+    const enqueued = await (traceContext === undefined ? enqueue() : runInContext(traceContext, enqueue));
     jobId = enqueued.jobId;
     if (enqueued.shared) c.get('logger').info({ jobId, operation: name }, 'identical waiting request: job shared');
   } catch (error) {

@@ -111,6 +111,54 @@ export async function inSpan<T>(name: string, options: SpanOptions, work: (span:
   );
 }
 
+/** A span made by the service itself around an incoming request, and the context its work runs in. */
+export interface ServerSpan {
+  span: Span;
+  /** The caller's context (from its `traceparent`, or none) with this span set in it. */
+  context: Context;
+}
+
+/**
+ * Starts a server span: a child of the caller's trace when its `traceparent` names one, else the root
+ * of a trace of its own; the sampler decides here, once. Ended by the caller (`endSpan`).
+ */
+export function startServerSpan(name: string, attributes: () => Attributes, carrier: TraceCarrier): ServerSpan {
+  const parent = contextFrom(carrier);
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent);
+  // Made only for a span that is recorded: nine in ten are not, at 10 % sampling.
+  if (span.isRecording()) span.setAttributes(attributes());
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Runs `work` with `traceContext` active: the spans it starts (Postgres, Redis, enqueue) are its children. */
+export function runInContext<T>(traceContext: Context, work: () => T): T {
+  return context.with(traceContext, work);
+}
+
+/** Sets the last attributes of a recorded span, marks it failed when `failed`, and ends it. */
+export function endSpan(span: Span, attributes: Attributes, failed: boolean): void {
+  if (!span.isRecording()) return;
+  span.setAttributes(attributes);
+  if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/** `trace_id` and `span_id` of a span, for log lines; {} for an invalid one. */
+export function traceFieldsOf(span: Span): { trace_id?: string; span_id?: string } {
+  const spanContext = span.spanContext();
+  if (!isSpanContextValid(spanContext)) return {};
+  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+}
+
+/**
+ * True when a span is active but not sampled: the request's trace will not be recorded, only its
+ * decision carried on (a job's data then needs the carrier, not a span of its own).
+ */
+export function activeSpanUnsampled(): boolean {
+  const span = trace.getSpan(context.active());
+  return span !== undefined && !span.isRecording();
+}
+
 /** Adds the service's own attributes (ids, kinds, counts) to the active span, if any. */
 export function annotateActiveSpan(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);
@@ -119,10 +167,7 @@ export function annotateActiveSpan(attributes: Attributes): void {
 /** `trace_id` and `span_id` of the active span, for log lines; {} outside any span. */
 export function activeTraceFields(): { trace_id?: string; span_id?: string } {
   const span = trace.getSpan(context.active());
-  if (span === undefined) return {};
-  const spanContext = span.spanContext();
-  if (!isSpanContextValid(spanContext)) return {};
-  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+  return span === undefined ? {} : traceFieldsOf(span);
 }
 
 /** Sends the spans still buffered (shutdown's last step); nothing when tracing is off. */

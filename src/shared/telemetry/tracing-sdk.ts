@@ -19,15 +19,13 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { TelemetrySettings } from '../config.js';
+import { CallStackContextManager } from './call-stack-context-manager.js';
 import { RedactingSpanExporter } from './span-redaction.js';
 
 /**
  * The OpenTelemetry SDK, started by telemetry.preload.ts before the service's own modules load, and
  * only when an endpoint is set: this module (and the SDK it loads) is never imported otherwise.
  */
-
-/** Requests that are not merchants' work: probes and scrapes, never traced. */
-const UNTRACED_PATHS = /^\/(healthz|readyz|metrics)(\/|\?|$)/;
 
 function samplerFor(settings: TelemetrySettings): Sampler {
   const ratio = new TraceIdRatioBasedSampler(settings.samplerRatio);
@@ -47,11 +45,14 @@ function samplerFor(settings: TelemetrySettings): Sampler {
   }
 }
 
+const isApiEntryPoint = (entryPoint: string | undefined) =>
+  entryPoint !== undefined && /[/\\]api[/\\]index\.[jt]s$/.test(entryPoint);
+
 /** `rewards-gateway-api` or `-worker`, from the entry point being run, unless OTEL_SERVICE_NAME names it. */
 function serviceName(settings: TelemetrySettings, entryPoint: string | undefined): string {
   if (settings.serviceName) return settings.serviceName;
   if (entryPoint && /[/\\]worker[/\\]index\.[jt]s$/.test(entryPoint)) return 'rewards-gateway-worker';
-  if (entryPoint && /[/\\]api[/\\]index\.[jt]s$/.test(entryPoint)) return 'rewards-gateway-api';
+  if (isApiEntryPoint(entryPoint)) return 'rewards-gateway-api';
   return 'rewards-gateway';
 }
 
@@ -60,8 +61,9 @@ export function startTracing(settings: TelemetrySettings & { tracesUrl: string }
     settings.protocol === 'http/json'
       ? new JsonTraceExporter({ url: settings.tracesUrl })
       : new ProtobufTraceExporter({ url: settings.tracesUrl });
+  const name = serviceName(settings, entryPoint);
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': serviceName(settings, entryPoint) }),
+    resource: resourceFromAttributes({ 'service.name': name }),
     sampler: samplerFor(settings),
     spanProcessors: [
       new BatchSpanProcessor({
@@ -70,7 +72,12 @@ export function startTracing(settings: TelemetrySettings & { tracesUrl: string }
       }),
     ],
   });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // The API keeps the active context across synchronous calls only (call-stack-context-manager.ts):
+  // AsyncLocalStorage's hooks would cost every request a fifth of its speed; the worker keeps them.
+  const isApi = isApiEntryPoint(entryPoint);
+  context.setGlobalContextManager(
+    isApi ? new CallStackContextManager().enable() : new AsyncLocalStorageContextManager().enable(),
+  );
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
 
@@ -78,7 +85,10 @@ export function startTracing(settings: TelemetrySettings & { tracesUrl: string }
     tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({
-        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.test(request.url ?? ''),
+        // The API makes its requests' server spans itself (src/api/http/server-span.ts): this side of
+        // the instrumentation wrapped every request in a context of its own, sampled or not, at about
+        // the cost of a second request.
+        disableIncomingRequestInstrumentation: true,
         // Outgoing calls are traced only inside a span (a webhook delivery), never on their own.
         requireParentforOutgoingSpans: true,
       }),
