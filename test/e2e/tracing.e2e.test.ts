@@ -172,7 +172,7 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     };
     const unsampled = traceparent(false);
     const sampled = traceparent(true);
-    const jobs = [];
+    const jobs: string[] = [];
     for (const [caller, id] of [
       [unsampled, rewardIds[20]],
       [sampled, rewardIds[21]],
