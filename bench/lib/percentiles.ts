@@ -10,6 +10,18 @@ export function median(samples: readonly number[]): number | null {
   return percentile(samples, 50);
 }
 
+/** The median (the mean of the middle two of an even count), rounded; null for none. */
+export function medianOf(values: readonly number[], digits: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median =
+    sorted.length % 2 === 1
+      ? (sorted[middle] as number)
+      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return round(median, digits);
+}
+
 export function round(value: number, digits = 1): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;

@@ -24,8 +24,6 @@ export interface BenchSettings {
    */
   singles: { requests: number; connections: number; rewardsPerPlayer: number; runs: number };
   http: { durationSeconds: number; warmupSeconds: number; connections: number; rounds: number };
-  /** Each tracing run (off, on, off again) lasts this long, after the HTTP warm-up. */
-  tracing: { durationSeconds: number };
   /** `cancelRuns`: cancels run under the stream, their answers pooled for one p99 (see read-all-stream.phase.ts). */
   readAllStream: {
     connections: number;
@@ -134,7 +132,6 @@ export function parseBenchArgs(
     reads: { configurations: 50, gamesPerConfiguration: 5, betSlipItems: 10 },
     singles: { requests: 20_000 * scale, connections: 100, rewardsPerPlayer: 100, runs: quick ? 1 : 3 },
     http: { durationSeconds: quick ? 2 : 5, warmupSeconds: quick ? 0.5 : 2, connections: 50, rounds: quick ? 1 : 4 },
-    tracing: { durationSeconds: quick ? 2 : 10 },
     // Light, so that the stream itself does not slow the cancel it watches: 20 requests in flight at
     // most, 40 per second in all (a readAll cost ~10 ms of server time, measured 2026-11-20).
     // Idle for 10 s in a full run: ~400 samples, so that the idle p99 is not just the third-worst request.

@@ -1,6 +1,6 @@
 import { type LoadFigures, type LoadTarget, runLoad } from '../lib/http-load.js';
 import { MerchantClient, signedBody } from '../lib/merchant-client.js';
-import { ratio, round } from '../lib/percentiles.js';
+import { medianOf, ratio } from '../lib/percentiles.js';
 import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { SeededMerchant } from '../lib/seed.js';
 import { INDEPENDENT_BASELINE_QUEUE, RAW_BASELINE_PATHS, RAW_BASELINE_QUEUE } from '../raw-baseline/paths.js';
@@ -197,18 +197,6 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
     pairs,
     runs,
   };
-}
-
-/** The median of some figures (the mean of the middle two of an even count); null for none. */
-function medianOf(values: readonly number[], digits: number): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  const median =
-    sorted.length % 2 === 1
-      ? (sorted[middle] as number)
-      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-  return round(median, digits);
 }
 
 const describe = (target: LoadTarget) => `${target.method} ${target.path}`;

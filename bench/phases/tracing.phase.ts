@@ -1,7 +1,7 @@
 import { type LoadFigures, type LoadTarget, runLoad } from '../lib/http-load.js';
 import { signedBody } from '../lib/merchant-client.js';
 import { startOtlpSink } from '../lib/otlp-sink.js';
-import { ratio } from '../lib/percentiles.js';
+import { medianOf, ratio } from '../lib/percentiles.js';
 import { processCpuSeconds } from '../lib/process-cpu.js';
 import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { PhaseKit } from './phase-kit.js';
@@ -11,13 +11,13 @@ import { CANCEL_PATH } from './single-cancels.phase.js';
 /** The sampling the overhead is judged at (docs/operations.md, "Tracing"). */
 const TRACING_SAMPLE_RATIO = 0.1;
 
-/** One route with tracing off, on, and off again (the off figure is the mean of its two runs). */
+/** One route with tracing off and on, each a median over the rounds. */
 interface TracingRouteFigures {
   offRps: number | null;
   onRps: number | null;
-  /** Tracing on ÷ tracing off; null when a run had an error. */
+  /** Tracing on ÷ tracing off, the median of the per-round ratios; null when a run had an error. */
   ratio: number | null;
-  /** The API process's CPU time per answered request (µs), off (mean of two runs) and on. */
+  /** The API process's CPU time per answered request (µs), off and on (medians over the rounds). */
   offCpuMicros: number | null;
   onCpuMicros: number | null;
   /** Off ÷ on CPU per request: the throughput share tracing leaves where the API is CPU-bound. */
@@ -39,8 +39,10 @@ const ROUTES = ['cancel', 'readAll'] as const;
 /**
  * The cost of tracing on the API (docs/design.md §21): signed cancel and readAll throughput with the
  * SDK on at 10 % sampling (parent-based ratio, OTLP over HTTP to a sink that answers at once) ÷ the
- * same with no endpoint set (no SDK at all). Off, on, off again, each route on a fresh API process,
- * so that a drift of the machine hits both sides alike.
+ * same with no endpoint set (no SDK at all). Two API processes run side by side, one of each; per route
+ * they take turns in short runs, `settings.http.rounds` times, the order swapping each round, and every
+ * figure is a median over the rounds (the ratio the median of the per-round ratios): one long run each
+ * had moved the ratio by ±0.1 between back-to-back runs of the bench on this machine (2026-11-25).
  */
 export function tracingPhase({ context, measured, main, startApi }: PhaseKit): Phase {
   return phase('tracing', 'tracing overhead', async () => {
@@ -66,54 +68,62 @@ export function tracingPhase({ context, measured, main, startApi }: PhaseKit): P
       },
       readAll: () => ({ method: 'POST', path: READ_ALL_PATH, body: signedJson({}) }),
     };
-    const { connections, warmupSeconds } = settings.http;
-    const { durationSeconds } = settings.tracing;
+    const { connections, warmupSeconds, rounds, durationSeconds } = settings.http;
     const runs: Record<string, LoadFigures> = {};
-    const measure = async (route: (typeof ROUTES)[number], side: 'off' | 'on' | 'offAgain') => {
-      const label = `${route}.${side}`;
-      const api =
-        side === 'on'
-          ? await services.start('api', `api-tracing-${label}`, environment, tracingEnv)
-          : await startApi(`api-tracing-${label}`);
-      try {
-        progress.step(`tracing: ${label} — ${warmupSeconds} s warm-up, then ${durationSeconds} s at -c ${connections}`);
-        await runLoad(api.baseUrl, targets[route](`${side}-warm`), { connections, durationSeconds: warmupSeconds });
-        const cpuBefore = await processCpuSeconds(api.pid);
-        const figures = await runLoad(api.baseUrl, targets[route](side), { connections, durationSeconds });
-        const cpuAfter = await processCpuSeconds(api.pid);
-        runs[label] = figures;
-        checks.expect(`tracing ${label}: no request errors`, figures.errors === 0, `${figures.errors} errors`);
-        const cpuMicros =
-          cpuBefore !== null && cpuAfter !== null && figures.requests > 0
-            ? Math.round(((cpuAfter - cpuBefore) / figures.requests) * 1e6)
-            : null;
-        progress.step(`tracing: ${label} ${figures.rps} req/s, p99 ${figures.p99Ms} ms, ${cpuMicros} µs CPU/request`);
-        return figures.errors === 0 ? { rps: figures.rps, cpuMicros } : null;
-      } finally {
-        await api.stop();
-      }
+    const apis = {
+      off: await startApi('api-tracing-off'),
+      on: await services.start('api', 'api-tracing-on', environment, tracingEnv),
+    };
+    const measure = async (route: (typeof ROUTES)[number], side: 'off' | 'on', label: string) => {
+      const api = apis[side];
+      const cpuBefore = await processCpuSeconds(api.pid);
+      const figures = await runLoad(api.baseUrl, targets[route](label), { connections, durationSeconds });
+      const cpuAfter = await processCpuSeconds(api.pid);
+      runs[label] = figures;
+      checks.expect(`tracing ${label}: no request errors`, figures.errors === 0, `${figures.errors} errors`);
+      const cpuMicros =
+        cpuBefore !== null && cpuAfter !== null && figures.requests > 0
+          ? Math.round(((cpuAfter - cpuBefore) / figures.requests) * 1e6)
+          : null;
+      progress.step(`tracing: ${label} ${figures.rps} req/s, p99 ${figures.p99Ms} ms, ${cpuMicros} µs CPU/request`);
+      return { rps: figures.errors === 0 ? figures.rps : null, cpuMicros };
     };
     const figures = {} as Record<(typeof ROUTES)[number], TracingRouteFigures>;
     try {
       for (const route of ROUTES) {
-        const off = await measure(route, 'off');
-        const on = await measure(route, 'on');
-        const offAgain = await measure(route, 'offAgain');
-        const mean = (a: number | null | undefined, b: number | null | undefined) =>
-          a != null && b != null ? Math.round((a + b) / 2) : null;
-        const offRps = mean(off?.rps, offAgain?.rps);
-        const offCpuMicros = mean(off?.cpuMicros, offAgain?.cpuMicros);
-        const onCpuMicros = on?.cpuMicros ?? null;
+        for (const side of ['off', 'on'] as const) {
+          progress.step(`tracing: ${route}.${side} — ${warmupSeconds} s warm-up`);
+          await runLoad(apis[side].baseUrl, targets[route](`${side}-warm`), {
+            connections,
+            durationSeconds: warmupSeconds,
+          });
+        }
+        const off: Array<{ rps: number | null; cpuMicros: number | null }> = [];
+        const on: typeof off = [];
+        for (let round = 0; round < rounds; round += 1) {
+          progress.step(
+            `tracing: ${route}, round ${round + 1} of ${rounds} — ${durationSeconds} s each at -c ${connections}`,
+          );
+          const order = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+          for (const side of order) {
+            (side === 'off' ? off : on).push(await measure(route, side, `${route}.${side}.${round + 1}`));
+          }
+        }
+        const known = (values: Array<number | null>) => values.filter((value): value is number => value !== null);
+        const anyError = [...off, ...on].some((run) => run.rps === null);
+        const perRound = known(off.map((run, round) => ratio(on[round]?.rps ?? null, run.rps, 3)));
         figures[route] = {
-          offRps,
-          onRps: on?.rps ?? null,
-          ratio: ratio(on?.rps, offRps, 2),
-          offCpuMicros,
-          onCpuMicros,
-          cpuRatio: ratio(offCpuMicros, onCpuMicros, 2),
+          offRps: anyError ? null : medianOf(known(off.map((run) => run.rps)), 0),
+          onRps: anyError ? null : medianOf(known(on.map((run) => run.rps)), 0),
+          ratio: anyError ? null : medianOf(perRound, 2),
+          offCpuMicros: medianOf(known(off.map((run) => run.cpuMicros)), 0),
+          onCpuMicros: medianOf(known(on.map((run) => run.cpuMicros)), 0),
+          cpuRatio: null,
         };
+        figures[route].cpuRatio = ratio(figures[route].offCpuMicros, figures[route].onCpuMicros, 2);
       }
     } finally {
+      await Promise.all([apis.off.stop(), apis.on.stop()]);
       await sink.close();
     }
     const { requests, bytes } = sink.exports();

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadTelemetrySettings } from '../../src/shared/config.js';
@@ -79,35 +81,62 @@ describe('span attributes leave without secrets', () => {
   });
 });
 
-/** Runs a script after the preload, as the services run, and returns what it printed. */
-function afterPreload(env: Record<string, string>): string {
-  const script = `
-    const { trace } = await import('@opentelemetry/api');
-    const http = await import('node:http');
-    const pg = (await import('pg')).default;
-    const provider = trace.getTracerProvider().getDelegate();
-    // An instrumentation marks what it wraps with __wrapped.
-    const patched = Boolean(http.Server.prototype.emit.__wrapped || pg.Client.prototype.query.__wrapped);
-    console.log(provider.constructor.name.split('$')[0], patched ? 'instrumented' : 'untouched');
-  `;
-  const run = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--import', TELEMETRY_PRELOAD, '--input-type=module', '-e', script],
-    { cwd: root, env: { PATH: process.env.PATH, NODE_ENV: 'test', ...env }, encoding: 'utf8', timeout: 20_000 },
-  );
+/** What the script run after the preload prints: the tracer provider, whether pg is patched, the context manager. */
+const PROBE = `
+  const { context, ROOT_CONTEXT, createContextKey, trace } = await import('@opentelemetry/api');
+  const pg = (await import('pg')).default;
+  const provider = trace.getTracerProvider().getDelegate();
+  // An instrumentation marks what it wraps with __wrapped.
+  const patched = Boolean(pg.Client.prototype.query.__wrapped);
+  // Does the active context outlive an await (AsyncLocalStorage) or not (the API's call-stack manager)?
+  const key = createContextKey('probe');
+  const survives = await context.with(ROOT_CONTEXT.setValue(key, 1), async () => {
+    await Promise.resolve();
+    return context.active().getValue(key) === 1;
+  });
+  console.log(provider.constructor.name.split('$')[0], patched ? 'instrumented' : 'untouched', survives ? 'async' : 'call-stack');
+`;
+
+/** Runs PROBE after the preload, as the services run (as `-e`, or as the file `entry`), and returns what it printed. */
+function afterPreload(env: Record<string, string>, entry?: string): string {
+  const target = entry === undefined ? ['--input-type=module', '-e', PROBE] : [entry];
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--import', TELEMETRY_PRELOAD, ...target], {
+    cwd: root,
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   expect(run.stderr).toBe('');
   return run.stdout.trim();
 }
 
 describe('the preload', () => {
   it('with no endpoint starts no SDK and creates no exporter (the API no-op provider stays)', () => {
-    expect(afterPreload({})).toBe('NoopTracerProvider untouched');
+    // No context manager either: the API's default one keeps nothing, across an await or not.
+    expect(afterPreload({})).toBe('NoopTracerProvider untouched call-stack');
     expect(afterPreload({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_SDK_DISABLED: 'true' })).toBe(
-      'NoopTracerProvider untouched',
+      'NoopTracerProvider untouched call-stack',
     );
   });
 
   it('with an endpoint starts the SDK, and the instrumentations patch what the service imports', () => {
-    expect(afterPreload({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' })).toBe('TracerProvider instrumented');
+    expect(afterPreload({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' })).toBe(
+      'TracerProvider instrumented async',
+    );
+  });
+
+  it('in the API process: the SDK with no instrumentation and a context that ends at the call stack', () => {
+    // The preload tells the API by its entry point (…/api/index.js): a file of that name runs the probe.
+    const directory = mkdtempSync(join(root, 'test', '.preload-probe-'));
+    try {
+      const entry = join(directory, 'api', 'index.js');
+      mkdirSync(dirname(entry));
+      writeFileSync(entry, PROBE);
+      expect(afterPreload({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' }, entry)).toBe(
+        'TracerProvider untouched call-stack',
+      );
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
