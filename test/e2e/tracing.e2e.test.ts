@@ -300,6 +300,21 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     expect(otlp.spans.some((span) => span.traceId === line.trace_id)).toBe(true);
   });
 
+  it("the API's access line of a sampled request carries its server span's ids", async () => {
+    const lines = api
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{') && line.includes('"msg":"request"') && line.includes('"trace_id"'));
+    expect(lines.length).toBeGreaterThan(0);
+    const line = JSON.parse(lines[0] as string) as { trace_id: string; span_id: string; route: string };
+    const server = await eventually(async () => otlp.spans.find((span) => span.spanId === line.span_id), {
+      timeoutMs: 10_000,
+      what: 'the server span named by an access line',
+    });
+    expect(server).toMatchObject({ service: API_SERVICE, kind: SERVER, traceId: line.trace_id });
+    expect(server.attributes['http.route']).toBe(line.route);
+  });
+
   it("the worker's /metrics: the webhooks queue in gateway_queue_jobs, attempts timed by outcome, pending by merchant", async () => {
     const metrics = await (await fetch(`${worker.baseUrl}/metrics`)).text();
     // The value of the series of `name` carrying every one of `labels`, whatever their order.

@@ -68,6 +68,16 @@ async function keysOfThisFile(): Promise<string[]> {
 
 const withConfig = (config: Config): TestEnvironment => ({ ...env, config });
 
+/** Every key naming a merchant is under that merchant's shard prefix (and, if asked, it has one). */
+function expectMerchantKeysUnderOwnShard(keys: readonly string[], { atLeastOne }: { atLeastOne: boolean }): void {
+  for (const { merchant } of merchants) {
+    const own = layout.merchantPrefix(merchant.id);
+    const mentioning = keys.filter((key) => key.toLowerCase().includes(merchant.id.toLowerCase()));
+    if (atLeastOne) expect(mentioning.length, `keys naming merchant ${merchant.id}`).toBeGreaterThan(0);
+    for (const key of mentioning) expect(key.startsWith(`${own}:`), key).toBe(true);
+  }
+}
+
 describe('QUEUE_SHARDS=4', { timeout: 60_000 }, () => {
   let api: TestApi;
   beforeAll(async () => {
@@ -110,6 +120,8 @@ describe('QUEUE_SHARDS=4', { timeout: 60_000 }, () => {
       const merchantId = merchants[index]?.merchant.id as string;
       expect(jobShard(jobId)).toBe(layout.merchantShard(merchantId));
     }
+    // Keys naming a merchant (its rate-limit bucket) live for seconds only: looked at while they exist.
+    expectMerchantKeysUnderOwnShard(await keysOfThisFile(), { atLeastOne: true });
 
     const worker = await startTestWorker(withConfig(sharded));
     try {
@@ -127,12 +139,7 @@ describe('QUEUE_SHARDS=4', { timeout: 60_000 }, () => {
 
     // Every key is under the shard of the merchant or job it belongs to; nothing of theirs under the plain prefix.
     const keys = await keysOfThisFile();
-    for (const { merchant } of merchants) {
-      const own = layout.merchantPrefix(merchant.id);
-      const mentioning = keys.filter((key) => key.toLowerCase().includes(merchant.id.toLowerCase()));
-      expect(mentioning.length).toBeGreaterThan(0);
-      for (const key of mentioning) expect(key.startsWith(`${own}:`), key).toBe(true);
-    }
+    expectMerchantKeysUnderOwnShard(keys, { atLeastOne: false });
     for (const { index, jobId } of jobs) {
       const own = layout.merchantPrefix(merchants[index]?.merchant.id as string);
       // A single cancel's keys are its batch's (member-ids.ts).

@@ -8,10 +8,9 @@ import type { AppEnv } from '../context.js';
  * instrumentation wraps every request in its own context and binds the request's and the response's
  * event emitters to it, sampled or not: with tracing on at 10 % sampling it doubled the API's CPU per
  * request (readAll 71 → 147 µs, signed cancel 101 → 194 µs, 2026-11-25). Here the sampler decides once,
- * when the span starts; only a sampled request's handlers run inside its context (so that their
- * Postgres, Redis and enqueue spans are its children), and an unsampled one carries its trace context
- * to the jobs it enqueues explicitly (enqueue-cancellation.ts), so that their workers follow the same
- * decision.
+ * when the span starts, and the span's context is handed to the handlers in `c` (`traceContext`): the
+ * enqueue starts its span under it (enqueue-cancellation.ts), and an unsampled request's job carries the
+ * decision, so that its worker follows it. A span that is not recorded gets no attributes.
  *
  * Attributes: the method, the path without its query string (GET /betSlip carries the signature and the
  * session token there) and, at the end, the matched route and the status.

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
-import { runInContext, tracingEnabled } from '../../shared/telemetry/trace-context.js';
+import { traceFieldsOf, tracingEnabled } from '../../shared/telemetry/trace-context.js';
 import type { ApiDeps, AppEnv } from '../context.js';
 import { assignRequestId } from '../http/request-id.js';
 import { endRequestSpan, startRequestSpan } from '../http/server-span.js';
@@ -11,8 +11,8 @@ import { answerHeadersFromNode } from '../node-http.js';
  * read from Node's (node-http.ts), the request id and logger, and, once the handlers are done, the
  * access-log line and metrics. One step of hono's middleware chain instead of three: each step is an
  * async function, a promise and a bound `next` per request, which counted on the API's fixed cost per
- * request (/healthz). With tracing on, the request's server span too (http/server-span.ts): only a
- * sampled request's handlers run inside its context.
+ * request (/healthz). With tracing on, the request's server span too (http/server-span.ts), whose ids
+ * a sampled request's log lines carry.
  */
 export function requestContext(deps: ApiDeps): MiddlewareHandler<AppEnv> {
   const traced = tracingEnabled();
@@ -22,12 +22,15 @@ export function requestContext(deps: ApiDeps): MiddlewareHandler<AppEnv> {
     answerHeadersFromNode(c);
     const finishHeaders = assignRequestId(c);
     const serverSpan = traced ? startRequestSpan(c) : undefined;
-    if (serverSpan === undefined) await next();
-    else {
+    // Asked once: an ended span says it is no longer recording.
+    const sampled = serverSpan?.span.isRecording() === true;
+    if (serverSpan !== undefined) {
+      // Handlers start their spans under it explicitly (the enqueue: enqueue-cancellation.ts); the API
+      // keeps no async context (shared/telemetry/call-stack-context-manager.ts).
       c.set('traceContext', serverSpan.context);
-      if (serverSpan.span.isRecording()) await runInContext(serverSpan.context, next);
-      else await next();
+      if (sampled) c.set('logger', c.get('logger').with(traceFieldsOf(serverSpan.span)));
     }
+    await next();
     finishHeaders();
     // The last matched route is the handler's pattern; a request that only met the '*' middleware matched none.
     const lastPattern = routePath(c, -1);
@@ -44,7 +47,7 @@ export function requestContext(deps: ApiDeps): MiddlewareHandler<AppEnv> {
       merchantId: c.get('merchant')?.id,
       jobId: c.get('jobId'),
       // The ids of a sampled request only: an unsampled one's trace is recorded nowhere.
-      span: serverSpan?.span.isRecording() ? serverSpan.span : undefined,
+      span: sampled ? serverSpan?.span : undefined,
     });
   };
 }

@@ -94,8 +94,8 @@ export async function enqueueAndAnswer<N extends Operation>(
         c.get('merchant').maxQueuedJobs ?? config.MAX_QUEUED_JOBS,
         plannedJobId,
       );
-    // Inside the request's trace context, sampled or not: the job carries the request's sampling
-    // decision to the worker (an unsampled request's handlers run outside it; http/server-span.ts).
+    // Inside the request's trace context (http/server-span.ts), sampled or not: the enqueue span is the
+    // server span's child, and the job carries the request's sampling decision to the worker.
     const traceContext = c.get('traceContext');
     const enqueued = await (traceContext === undefined ? enqueue() : runInContext(traceContext, enqueue));
     jobId = enqueued.jobId;
