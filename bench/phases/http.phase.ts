@@ -203,21 +203,20 @@ const describe = (target: LoadTarget) => `${target.method} ${target.path}`;
 
 function summarize(route: string, runs: readonly LoadFigures[]): RouteFigures {
   const errors = runs.reduce((sum, run) => sum + run.errors, 0);
-  const median = (values: number[], digits: number) => medianOf(values, digits);
   return {
     route,
     rps:
       errors === 0
-        ? median(
+        ? medianOf(
             runs.map((run) => run.rps),
             0,
           )
         : null,
-    p50Ms: median(
+    p50Ms: medianOf(
       runs.map((run) => run.p50Ms),
       2,
     ),
-    p99Ms: median(
+    p99Ms: medianOf(
       runs.map((run) => run.p99Ms),
       2,
     ),

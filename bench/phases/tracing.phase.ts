@@ -112,15 +112,16 @@ export function tracingPhase({ context, measured, main, startApi }: PhaseKit): P
         const known = (values: Array<number | null>) => values.filter((value): value is number => value !== null);
         const anyError = [...off, ...on].some((run) => run.rps === null);
         const perRound = known(off.map((run, round) => ratio(on[round]?.rps ?? null, run.rps, 3)));
+        const offCpuMicros = medianOf(known(off.map((run) => run.cpuMicros)), 0);
+        const onCpuMicros = medianOf(known(on.map((run) => run.cpuMicros)), 0);
         figures[route] = {
           offRps: anyError ? null : medianOf(known(off.map((run) => run.rps)), 0),
           onRps: anyError ? null : medianOf(known(on.map((run) => run.rps)), 0),
           ratio: anyError ? null : medianOf(perRound, 2),
-          offCpuMicros: medianOf(known(off.map((run) => run.cpuMicros)), 0),
-          onCpuMicros: medianOf(known(on.map((run) => run.cpuMicros)), 0),
-          cpuRatio: null,
+          offCpuMicros,
+          onCpuMicros,
+          cpuRatio: ratio(offCpuMicros, onCpuMicros, 2),
         };
-        figures[route].cpuRatio = ratio(figures[route].offCpuMicros, figures[route].onCpuMicros, 2);
       }
     } finally {
       await Promise.all([apis.off.stop(), apis.on.stop()]);

@@ -172,29 +172,42 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     };
     const unsampled = traceparent(false);
     const sampled = traceparent(true);
-    const jobs: string[] = [];
-    for (const [caller, id] of [
-      [unsampled, rewardIds[20]],
-      [sampled, rewardIds[21]],
-    ] as const) {
+    const cancel = async (caller: { header: string }, id: string | undefined) => {
       const accepted = await post('rewards/bulkCancel', { ids: [id] }, { traceparent: caller.header });
       expect(accepted.status).toBe(200);
-      jobs.push(accepted.headers.get('x-job-id') as string);
-    }
-    await Promise.all(jobs.map((jobId) => completed(jobId)));
-    // The sampled request's trace reaches the worker's job: the caller's span is the server span's parent.
-    await eventually(
-      async () =>
-        otlp.spans.some((span) => span.traceId === sampled.traceId && span.name === 'job bulkCancel') || undefined,
-      { timeoutMs: 30_000, what: "the sampled caller's job span" },
+      const jobId = accepted.headers.get('x-job-id') as string;
+      await completed(jobId);
+      return jobId;
+    };
+    // The unsampled request's work ends first, webhook delivered and all; only then the sampled one's.
+    const unsampledJob = await cancel(unsampled, rewardIds[20]);
+    await eventually(async () => hooks.received.find((hook) => hook.body.includes(unsampledJob)), {
+      timeoutMs: 30_000,
+      what: "the unsampled job's webhook",
+    });
+    const sampledJob = await cancel(sampled, rewardIds[21]);
+    // Each process exports its spans in the order they end: once the sampled request's server span
+    // (API) and its webhook delivery (worker) have arrived, a span of the unsampled request's, which
+    // ended earlier, would have arrived before them.
+    const spans = await eventually(
+      async () => {
+        const found = otlp.spans.filter((span) => span.traceId === sampled.traceId);
+        const delivered = found.some(
+          (span) => span.name === 'webhook delivery' && span.attributes['job.id'] === sampledJob,
+        );
+        return delivered && found.some((span) => span.kind === SERVER) ? found : undefined;
+      },
+      { timeoutMs: 30_000, what: "the sampled caller's server span and webhook delivery" },
     );
-    const server = otlp.spans.find((span) => span.traceId === sampled.traceId && span.kind === SERVER);
-    expect(server).toMatchObject({ service: API_SERVICE, parentSpanId: sampled.parentId });
-    // Both processes export every 200 ms: a second later, the unsampled request has left no span anywhere
-    // (its job carried the decision to the worker, which would otherwise have started a trace of its own).
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The caller's span is the server span's parent.
+    expect(spans.find((span) => span.kind === SERVER)).toMatchObject({
+      service: API_SERVICE,
+      parentSpanId: sampled.parentId,
+    });
+    // The unsampled request left no span in either process: its job carried the decision to the worker,
+    // which would otherwise have started a trace of its own.
     expect(otlp.spans.filter((span) => span.traceId === unsampled.traceId)).toEqual([]);
-    expect(otlp.spans.filter((span) => span.attributes['job.id'] === jobs[0])).toEqual([]);
+    expect(otlp.spans.filter((span) => span.attributes['job.id'] === unsampledJob)).toEqual([]);
   });
 
   it('a bulkCancelByQuery split into parts: each part a child of the job span, all in the one trace', async () => {

@@ -4,7 +4,7 @@ import type { AppEnv } from '../context.js';
 
 /**
  * The server span of one request, made by the request-context middleware rather than by
- * `@opentelemetry/instrumentation-http`'s incoming side (switched off in tracing-sdk.ts). That
+ * `@opentelemetry/instrumentation-http`'s incoming side (the API runs no instrumentation: tracing-sdk.ts). That
  * instrumentation wraps every request in its own context and binds the request's and the response's
  * event emitters to it, sampled or not: with tracing on at 10 % sampling it doubled the API's CPU per
  * request (readAll 71 → 147 µs, signed cancel 101 → 194 µs, 2026-11-25). Here the sampler decides once,

@@ -91,14 +91,11 @@ const poolOf = new WeakMap<Executor, pg.Pool>();
  * an instance built elsewhere, it runs the statement through Kysely instead: the same statement, the same
  * rows.
  */
-export async function queryPrepared<R>(db: Executor, text: string, values: readonly unknown[]): Promise<R[]> {
+export async function queryPrepared<R>(db: Executor, text: string, values: unknown[]): Promise<R[]> {
   const pool = poolOf.get(db);
   const name = preparedNames.get(text);
-  if (pool === undefined || name === undefined) {
-    return (await db.executeQuery<R>(CompiledQuery.raw(text, [...values]))).rows;
-  }
-  const result = await pool.query<R & pg.QueryResultRow>({ name, text, values: [...values] });
-  return result.rows;
+  if (pool === undefined || name === undefined) return (await db.executeQuery<R>(CompiledQuery.raw(text, values))).rows;
+  return (await pool.query<R & pg.QueryResultRow>({ name, text, values })).rows;
 }
 
 /** One pool per process, built by the entry point and passed down. */

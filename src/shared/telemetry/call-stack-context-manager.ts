@@ -11,9 +11,9 @@ import { type Context, type ContextManager, ROOT_CONTEXT } from '@opentelemetry/
  * trace is a few spans the service starts itself with an explicit parent (the server span, the enqueue
  * whose context the job carries); the long part of a request, the job, runs in the worker, which
  * keeps AsyncLocalStorage so that its batches' SQL, Redis commands and webhook calls are children of
- * the job's span. In the API, a span started inside `with`'s synchronous extent (an instrumented
- * Postgres or Redis call made there) still finds its parent; one started after an `await` does not, and
- * the instrumentations, which require a parent, then make none.
+ * the job's span. In the API, a span started inside `with`'s synchronous extent (the enqueue's, inSpan)
+ * finds its parent; one started after an `await` would not, which is why the API hands the request's
+ * context to its handlers explicitly (`traceContext`) and runs no instrumentation.
  */
 export class CallStackContextManager implements ContextManager {
   #active: Context = ROOT_CONTEXT;

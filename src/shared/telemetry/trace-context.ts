@@ -130,14 +130,13 @@ export function startServerSpan(name: string, attributes: () => Attributes, carr
   return { span, context: trace.setSpan(parent, span) };
 }
 
-/** Runs `work` with `traceContext` active: the spans it starts (Postgres, Redis, enqueue) are its children. */
+/** Runs `work` with `traceContext` active: the spans it starts (the enqueue's) are its children. */
 export function runInContext<T>(traceContext: Context, work: () => T): T {
   return context.with(traceContext, work);
 }
 
-/** Sets the last attributes of a recorded span, marks it failed when `failed`, and ends it. */
+/** Sets the last attributes of a span, marks it failed when `failed`, and ends it. */
 export function endSpan(span: Span, attributes: Attributes, failed: boolean): void {
-  if (!span.isRecording()) return;
   span.setAttributes(attributes);
   if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
