@@ -166,9 +166,11 @@ async function resealWebhooks(
         if (secret !== null) changes.push({ id: row.merchant_id, secret });
       }
       if (changes.length > 0) {
+        // updated_at stays: the secret is the same one under another key, not new settings, and a
+        // delivery records its outcome only while updated_at is what it read (recordEndpointFailure).
         await sql`
           UPDATE merchant_webhooks AS w
-          SET secret = v.secret, updated_at = now()
+          SET secret = v.secret
           FROM unnest(
             ${changes.map((change) => change.id)}::uuid[],
             ${changes.map((change) => change.secret)}::text[]

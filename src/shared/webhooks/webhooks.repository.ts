@@ -22,6 +22,11 @@ export interface WebhookStatus {
 /** A webhook as the delivery sees it: its status and its signing secret, opened. */
 export interface StoredWebhook extends WebhookStatus {
   secret: string;
+  /**
+   * When its settings were last written (`updated_at` as Postgres prints it, to the microsecond): an
+   * attempt's outcome is recorded only against the settings it was sent with (see recordEndpointFailure).
+   */
+  settingsVersion: string;
 }
 
 /** The merchant's webhook without its secret (none is read or opened), or undefined without one. */
@@ -51,6 +56,7 @@ export async function findWebhook(
   const row = await db
     .selectFrom('merchant_webhooks')
     .select(['merchant_id', 'url', 'events', 'secret', 'disabled_at', 'disabled_reason', 'failing_since'])
+    .select(sql<string>`updated_at::text`.as('settings_version'))
     .where('merchant_id', '=', merchantId)
     .executeTakeFirst();
   return (
@@ -61,6 +67,7 @@ export async function findWebhook(
       disabledAt: row.disabled_at,
       disabledReason: row.disabled_reason,
       failingSince: row.failing_since,
+      settingsVersion: row.settings_version,
     }
   );
 }
@@ -201,10 +208,15 @@ export async function recordDroppedEvents(db: Executor, events: readonly Dropped
  * last delivery) and, once every attempt has failed for `disableAfterMs`, disables the endpoint. One
  * statement, which writes only on those two occasions (not at every failure). Answers the new
  * `disabled_at` when this call disabled it.
+ *
+ * Only against the settings the attempt was sent with (`settingsVersion`, from findWebhook): an attempt
+ * still waiting on the old receiver when the merchant writes new settings (which enable the endpoint
+ * with a clean record) says nothing about the new ones, so it must not start their failing clock.
  */
 export async function recordEndpointFailure(
   db: Executor,
   merchantId: string,
+  settingsVersion: string,
   disableAfterMs: number,
   lastError: string,
 ): Promise<{ disabledAt: Date; reason: string } | undefined> {
@@ -219,6 +231,7 @@ export async function recordEndpointFailure(
         || ' (last: ' || ${lastError.slice(0, 200)} || ')' END`,
     }))
     .where('merchant_id', '=', merchantId)
+    .where(sameSettings(settingsVersion))
     .where('disabled_at', 'is', null)
     .where((eb) => eb.or([eb('failing_since', 'is', null), due]))
     .returning(['disabled_at', 'disabled_reason'])
@@ -226,14 +239,27 @@ export async function recordEndpointFailure(
   return row?.disabled_at ? { disabledAt: row.disabled_at, reason: row.disabled_reason ?? '' } : undefined;
 }
 
-/** A delivered attempt: the endpoint is no longer failing (a write only when it was). */
-export async function recordEndpointDelivered(db: Executor, merchantId: string): Promise<void> {
+/**
+ * A delivered attempt: the endpoint is no longer failing (a write only when it was), for the settings
+ * it was sent with only (as recordEndpointFailure).
+ */
+export async function recordEndpointDelivered(
+  db: Executor,
+  merchantId: string,
+  settingsVersion: string,
+): Promise<void> {
   await db
     .updateTable('merchant_webhooks')
     .set({ failing_since: null })
     .where('merchant_id', '=', merchantId)
+    .where(sameSettings(settingsVersion))
     .where('failing_since', 'is not', null)
     .execute();
+}
+
+/** The row still holds the settings read as `settingsVersion` (compared as timestamps, to the microsecond). */
+function sameSettings(settingsVersion: string) {
+  return sql<boolean>`merchant_webhooks.updated_at = ${settingsVersion}::timestamptz`;
 }
 
 /** Endpoints disabled now, for the `gateway_webhooks_disabled` gauge. */

@@ -246,7 +246,7 @@ async function attempt(
       lastStatus: response.status,
       deliveredAt: new Date(),
     });
-    await recordEndpointDelivered(deps.db, event.merchantId);
+    await recordEndpointDelivered(deps.db, event.merchantId, webhook.settingsVersion);
     deps.logger.info({ ...log, status: response.status }, 'webhook delivered');
     return 'delivered';
   }
@@ -256,6 +256,7 @@ async function attempt(
   const disabled = await recordEndpointFailure(
     deps.db,
     event.merchantId,
+    webhook.settingsVersion,
     deps.config.WEBHOOK_DISABLE_AFTER_MS,
     lastError,
   );
