@@ -141,13 +141,16 @@ export interface RawUpdateRun {
   /** The plan Postgres chose for the statement with these parameters (node types, outermost first). */
   plan: string;
   valid: boolean;
+  /** When the statement was sent and when its answer came (epoch ms): the window a readAll stream is cut to. */
+  ranFrom: number;
+  ranTo: number;
 }
 
 /**
  * The baseline: one raw UPDATE of the same rows (same merchant, same player array, same
  * `status = 'ACTIVE'` condition), timed from the client, round trip included.
  */
-async function measureRawUpdate(
+export async function measureRawUpdate(
   db: pg.Pool,
   merchantId: string,
   playerIds: readonly string[],
@@ -172,6 +175,7 @@ async function measureRawUpdate(
     const started = performance.now();
     const result = await client.query(statement, parameters);
     const rawUpdateMs = performance.now() - started;
+    const ranFrom = performance.timeOrigin + started;
     const after = await countActive(db, merchantId, playerIds);
     let valid = checks.equal(`${label}: rows updated = rows ACTIVE before`, result.rowCount, before);
     if (expectedRows !== null) {
@@ -179,7 +183,14 @@ async function measureRawUpdate(
         checks.equal(`${label}: rows updated = rows the service cancelled`, result.rowCount, expectedRows) && valid;
     }
     valid = checks.equal(`${label}: targeted rewards still ACTIVE`, after, 0) && valid;
-    return { rows: result.rowCount ?? 0, rawUpdateMs: round(rawUpdateMs, 0), plan, valid };
+    return {
+      rows: result.rowCount ?? 0,
+      rawUpdateMs: round(rawUpdateMs, 0),
+      plan,
+      valid,
+      ranFrom,
+      ranTo: ranFrom + rawUpdateMs,
+    };
   } finally {
     client.release();
   }

@@ -1,6 +1,6 @@
 import { median, ratio } from '../lib/percentiles.js';
-import type { StreamSummary } from '../lib/read-all-stream.js';
 import type {
+  BenchResults,
   BookkeepingResults,
   BulkCancelResults,
   RedisMemoryResults,
@@ -54,7 +54,7 @@ export interface PhaseResults {
   workerMemory: WorkerMemoryResults;
   redisMemory: RedisMemoryResults;
   fairTurns: FairTurnsRun | null;
-  readAllStream: { idle: StreamSummary | null; during: StreamSummary | null; duringRuns?: number };
+  readAllStream: BenchResults['readAllStream'];
   errors: PhaseErrors;
 }
 

@@ -2,7 +2,7 @@ import { type FinishedJob, waitForJobs } from '../lib/job-waiter.js';
 import { MerchantClient } from '../lib/merchant-client.js';
 import { sleep } from '../lib/progress.js';
 import { ReadAllStreams, type StreamRecord, sentBetween, summarise } from '../lib/read-all-stream.js';
-import { BULK_CANCEL_BY_QUERY_PATH, playersOf, sampledBulkCancel } from './bulk-cancel.phase.js';
+import { BULK_CANCEL_BY_QUERY_PATH, measureRawUpdate, playersOf, sampledBulkCancel } from './bulk-cancel.phase.js';
 import type { PhaseKit } from './phase-kit.js';
 import { phase, step, type TableEntry } from './runner.js';
 
@@ -12,6 +12,10 @@ import { phase, step, type TableEntry } from './runner.js';
  * their slowest one, against the idle stream's 4th slowest of its `idleMs` window), so the cancel runs
  * `cancelRuns` times (each on a fresh copy) and the answers during them are pooled, for a p99 over about
  * as many answers as the idle one. The stream is sent by a process of its own, opened for all the runs.
+ *
+ * Then the same stream while the raw UPDATE baseline runs instead (as many runs, no worker, the API
+ * otherwise idle): the tail the database's work alone gives readAll on this machine, whatever the
+ * service does. It is printed beside the target for context and does not judge it.
  */
 export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
   const { context, measured, main, startApi, startWorker } = kit;
@@ -20,6 +24,7 @@ export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
   const bulkRewards = settings.bulk.players * settings.bulk.rewardsPerPlayer;
   const { streams } = measured;
   const duringRecords: StreamRecord[] = [];
+  const duringRawRecords: StreamRecord[] = [];
   let readAllClient: ReadAllStreams | null = null;
   const openStreams = () => {
     if (!readAllClient) throw new Error('the readAll stream process is not open');
@@ -75,6 +80,35 @@ export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
     );
   });
 
+  const rawRuns = Array.from({ length: cancelRuns }, (_, runIndex) => {
+    const label = `${runIndex + 1} of ${cancelRuns}`;
+    return phase('bulk', `raw UPDATE of ${bulkRewards} rewards, with a readAll stream (${label})`, async (db) => {
+      const api = await startApi(`api-raw-update-read-load-${runIndex + 1}`);
+      const players = await playersOf(db, main().id);
+      const stream = () =>
+        openStreams().start({ baseUrl: api.baseUrl, merchant: main(), connections, requestsPerSecond });
+      const warmup = await stream();
+      await sleep(warmupMs);
+      await warmup.stop();
+      progress.step(`readAll stream during the raw UPDATE of ${players.length} players (${label})`);
+      const duringStream = await stream();
+      let raw: Awaited<ReturnType<typeof measureRawUpdate>>;
+      let during: StreamRecord;
+      try {
+        raw = await measureRawUpdate(db, main().id, players, null, checks);
+      } finally {
+        during = await duringStream.stop();
+      }
+      during = sentBetween(during, raw.ranFrom, raw.ranTo);
+      duringRawRecords.push(during);
+      const thisRun = summarise([during]);
+      progress.step(
+        `raw UPDATE with readAll stream (${label}): ${raw.rawUpdateMs} ms; ${thisRun.requests} readAll answers, ` +
+          `p50 ${thisRun.p50Ms} ms, slowest ${thisRun.maxMs} ms`,
+      );
+    });
+  });
+
   const open = step('bulk', async () => {
     readAllClient = ReadAllStreams.open();
   });
@@ -83,9 +117,14 @@ export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
     if (duringRecords.length === 0) return;
     streams.during = summarise(duringRecords);
     streams.duringRuns = duringRecords.length;
+    if (duringRawRecords.length > 0) {
+      streams.duringRawUpdate = summarise(duringRawRecords);
+      streams.duringRawUpdateRuns = duringRawRecords.length;
+    }
     for (const [name, summary] of [
       ['idle', streams.idle],
       ['during', streams.during],
+      ['during the raw UPDATE', streams.duringRawUpdate ?? null],
     ] as const) {
       if (!summary) continue;
       checks.expect(
@@ -96,10 +135,12 @@ export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
     }
     progress.step(
       `readAll p99 ${streams.idle?.p99Ms} ms idle (${streams.idle?.requests} answers), ` +
-        `${streams.during.p99Ms} ms during ${duringRecords.length} cancels (${streams.during.requests} answers)`,
+        `${streams.during.p99Ms} ms during ${duringRecords.length} cancels (${streams.during.requests} answers), ` +
+        `${streams.duringRawUpdate?.p99Ms ?? 'n/a'} ms during ${duringRawRecords.length} raw UPDATEs ` +
+        `(${streams.duringRawUpdate?.requests ?? 'n/a'} answers)`,
     );
   });
-  return [open, ...runs, closeAndPool];
+  return [open, ...runs, ...rawRuns, closeAndPool];
 }
 
 /**
