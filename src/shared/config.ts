@@ -481,6 +481,12 @@ export const telemetrySchema = z.object({
   OTEL_TRACES_SAMPLER_ARG: z.preprocess(unsetWhenEmpty, z.coerce.number().min(0).max(1).default(1)),
   /** Milliseconds between two exports of the spans gathered meanwhile (the standard's default, 5,000). */
   OTEL_BSP_SCHEDULE_DELAY: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(5_000)),
+  /** Spans held for export at most; past it new ones are dropped (the standard's default, 2,048). */
+  OTEL_BSP_MAX_QUEUE_SIZE: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(2_048)),
+  /** Spans sent in one export at most, and the count that sends a batch before its delay (default 512). */
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(512)),
+  /** Milliseconds one export may take before it is given up (the standard's default, 30,000). */
+  OTEL_BSP_EXPORT_TIMEOUT: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(30_000)),
 });
 
 export interface TelemetrySettings {
@@ -491,6 +497,9 @@ export interface TelemetrySettings {
   sampler: (typeof samplerNames)[number];
   samplerRatio: number;
   exportDelayMs: number;
+  exportQueueSize: number;
+  exportBatchSize: number;
+  exportTimeoutMs: number;
 }
 
 /** The tracing settings, or a ConfigError naming the variable. */
@@ -501,6 +510,13 @@ export function loadTelemetrySettings(env: Record<string, string | undefined> = 
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const otel = parsed.data;
+  // The SDK would shrink such a batch to the queue with a warning; refused here, like any other wrong setting.
+  if (otel.OTEL_BSP_MAX_EXPORT_BATCH_SIZE > otel.OTEL_BSP_MAX_QUEUE_SIZE) {
+    throw new ConfigError(
+      'invalid configuration:\n  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: must not be larger than OTEL_BSP_MAX_QUEUE_SIZE ' +
+        `(${otel.OTEL_BSP_MAX_EXPORT_BATCH_SIZE} > ${otel.OTEL_BSP_MAX_QUEUE_SIZE})`,
+    );
+  }
   // The standard: a signal's own endpoint is used as it is; the general one gets /v1/traces appended.
   const base = otel.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
   const url = otel.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base}/v1/traces`);
@@ -511,6 +527,9 @@ export function loadTelemetrySettings(env: Record<string, string | undefined> = 
     sampler: otel.OTEL_TRACES_SAMPLER,
     samplerRatio: otel.OTEL_TRACES_SAMPLER_ARG,
     exportDelayMs: otel.OTEL_BSP_SCHEDULE_DELAY,
+    exportQueueSize: otel.OTEL_BSP_MAX_QUEUE_SIZE,
+    exportBatchSize: otel.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
+    exportTimeoutMs: otel.OTEL_BSP_EXPORT_TIMEOUT,
   };
 }
 

@@ -39,6 +39,9 @@ describe('tracing settings (the standard OTEL_* variables)', () => {
       sampler: 'parentbased_always_on',
       samplerRatio: 1,
       exportDelayMs: 5_000,
+      exportQueueSize: 2_048,
+      exportBatchSize: 512,
+      exportTimeoutMs: 30_000,
     });
     expect(
       loadTelemetrySettings({
@@ -47,6 +50,21 @@ describe('tracing settings (the standard OTEL_* variables)', () => {
         OTEL_TRACES_SAMPLER_ARG: '0.1',
       }),
     ).toMatchObject({ protocol: 'http/json', sampler: 'parentbased_traceidratio', samplerRatio: 0.1 });
+  });
+
+  it('reads the batch span processor settings, and refuses a batch larger than the queue', () => {
+    expect(
+      loadTelemetrySettings({
+        OTEL_BSP_SCHEDULE_DELAY: '1000',
+        OTEL_BSP_MAX_QUEUE_SIZE: '8192',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1024',
+        OTEL_BSP_EXPORT_TIMEOUT: '10000',
+      }),
+    ).toMatchObject({ exportDelayMs: 1_000, exportQueueSize: 8_192, exportBatchSize: 1_024, exportTimeoutMs: 10_000 });
+    expect(() =>
+      loadTelemetrySettings({ OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '512' }),
+    ).toThrow(/OTEL_BSP_MAX_EXPORT_BATCH_SIZE/);
+    expect(() => loadTelemetrySettings({ OTEL_BSP_MAX_QUEUE_SIZE: '0' })).toThrow(/OTEL_BSP_MAX_QUEUE_SIZE/);
   });
 
   it('refuses grpc, an unknown sampler and a ratio out of range, naming the variable', () => {

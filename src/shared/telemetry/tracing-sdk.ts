@@ -68,7 +68,11 @@ export function startTracing(settings: TelemetrySettings & { tracesUrl: string }
     spanProcessors: [
       new BatchSpanProcessor({
         exporter: new RedactingSpanExporter(exporter),
+        // The SDK reads none of the OTEL_BSP_* variables itself: config.ts does.
         scheduledDelayMillis: settings.exportDelayMs,
+        maxQueueSize: settings.exportQueueSize,
+        maxExportBatchSize: settings.exportBatchSize,
+        exportTimeoutMillis: settings.exportTimeoutMs,
       }),
     ],
   });
