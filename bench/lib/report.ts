@@ -158,6 +158,8 @@ const BASELINE_AGREEMENT = 0.15;
 
 const count = (value: number | null) => (value === null ? 'n/a' : value.toLocaleString('en'));
 const ms = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} ms`);
+const times = (value: number | null) => (value === null ? 'n/a' : `${value}×`);
+const bytes = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} bytes`);
 
 /**
  * The readAll p99 while the raw UPDATE baseline ran, and its ratio to the idle p99: the tail the database's
@@ -170,8 +172,6 @@ function rawUpdateTail(results: Pick<BenchResults, 'readAllStream'>): string {
   if (p99 === null || idleP99 === null) return 'n/a';
   return `${ms(p99)}, ${(p99 / idleP99).toFixed(2)}× idle (${duringRawUpdate?.requests} answers over ${results.readAllStream.duringRawUpdateRuns} runs)`;
 }
-const times = (value: number | null) => (value === null ? 'n/a' : `${value}×`);
-const bytes = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} bytes`);
 
 function judge(valid: boolean, ...values: Array<number | null>): boolean {
   return valid && values.every((value) => value !== null);
