@@ -165,10 +165,10 @@ const bytes = (value: number | null) => (value === null ? 'n/a' : `${value.toLoc
  * The readAll p99 while the raw UPDATE baseline ran, and its ratio to the idle p99: the tail the database's
  * work alone gives on this machine, printed beside the service's for context (it judges nothing).
  */
-function rawUpdateTail(results: Pick<BenchResults, 'readAllStream'>): string {
-  const { idle, duringRawUpdate } = results.readAllStream;
+function rawUpdateTail(results: Pick<BenchResults, 'readAllStream' | 'bulkCancelByQuery'>): string {
+  const { duringRawUpdate } = results.readAllStream;
   const p99 = duringRawUpdate?.errors === 0 ? duringRawUpdate.p99Ms : null;
-  const idleP99 = idle?.errors === 0 ? idle.p99Ms : null;
+  const idleP99 = results.bulkCancelByQuery.readAllP99IdleMs;
   if (p99 === null || idleP99 === null) return 'n/a';
   return `${ms(p99)}, ${(p99 / idleP99).toFixed(2)}× idle (${duringRawUpdate?.requests} answers over ${results.readAllStream.duringRawUpdateRuns} runs)`;
 }

@@ -30,6 +30,29 @@ export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
     if (!readAllClient) throw new Error('the readAll stream process is not open');
     return readAllClient;
   };
+  const streamTo = (baseUrl: string) =>
+    openStreams().start({ baseUrl, merchant: main(), connections, requestsPerSecond });
+  /**
+   * Runs `work` with a stream open around it and keeps the answers to requests sent within the window
+   * `work` ran in (`windowOf` its result): the stream opens before, and closes after, the bench's own
+   * queries over the same million rows (counting the rewards to cancel, checking them).
+   */
+  async function streamedDuring<T>(
+    baseUrl: string,
+    work: () => Promise<T>,
+    windowOf: (result: T) => { ranFrom: number; ranTo: number },
+  ): Promise<{ result: T; during: StreamRecord }> {
+    const stream = await streamTo(baseUrl);
+    let result: T;
+    let record: StreamRecord;
+    try {
+      result = await work();
+    } finally {
+      record = await stream.stop();
+    }
+    const { ranFrom, ranTo } = windowOf(result);
+    return { result, during: sentBetween(record, ranFrom, ranTo) };
+  }
 
   const runs = Array.from({ length: cancelRuns }, (_, runIndex) => {
     const label = `${runIndex + 1} of ${cancelRuns}`;
@@ -41,30 +64,22 @@ export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
         const worker = await startWorker(`worker-bulk-read-load-${runIndex + 1}`);
         const client = new MerchantClient(api.baseUrl, main());
         const players = await playersOf(db, main().id);
-        const stream = () =>
-          openStreams().start({ baseUrl: api.baseUrl, merchant: main(), connections, requestsPerSecond });
-        const warmup = await stream();
+        const warmup = await streamTo(api.baseUrl);
         await Promise.all([sleep(warmupMs), warmUpBulkCancel(kit, client, players, label)]);
         await warmup.stop();
         if (runIndex === 0) {
           progress.step(`readAll stream (${connections} in flight, ${requestsPerSecond}/s), idle`);
-          const idleStream = await stream();
+          const idleStream = await streamTo(api.baseUrl);
           await sleep(idleMs);
           streams.idle = summarise([await idleStream.stop()]);
         }
 
         progress.step(`readAll stream during a bulkCancelByQuery of ${players.length} players, 1 worker (${label})`);
-        const duringStream = await stream();
-        let sampled: Awaited<ReturnType<typeof sampledBulkCancel>>;
-        let during: StreamRecord;
-        try {
-          sampled = await sampledBulkCancel(kit, db, worker, client, players, `1 worker, readAll stream (${label})`);
-        } finally {
-          during = await duringStream.stop();
-        }
-        // Only the requests sent while the cancel ran: the stream is opened before the bench counts the
-        // rewards to cancel and closed after it has checked them, queries over the same million rows.
-        during = sentBetween(during, sampled.run.ranFrom, sampled.run.ranTo);
+        const { result: sampled, during } = await streamedDuring(
+          api.baseUrl,
+          () => sampledBulkCancel(kit, db, worker, client, players, `1 worker, readAll stream (${label})`),
+          (result) => result.run,
+        );
         duringRecords.push(during);
         if (runIndex === 0 || !sampled.run.valid) measured.underReadLoad = sampled.run;
         const longest = measured.longestTransactionUnderReadLoad;
@@ -85,21 +100,15 @@ export function readAllStreamPhases(kit: PhaseKit): TableEntry[] {
     return phase('bulk', `raw UPDATE of ${bulkRewards} rewards, with a readAll stream (${label})`, async (db) => {
       const api = await startApi(`api-raw-update-read-load-${runIndex + 1}`);
       const players = await playersOf(db, main().id);
-      const stream = () =>
-        openStreams().start({ baseUrl: api.baseUrl, merchant: main(), connections, requestsPerSecond });
-      const warmup = await stream();
+      const warmup = await streamTo(api.baseUrl);
       await sleep(warmupMs);
       await warmup.stop();
       progress.step(`readAll stream during the raw UPDATE of ${players.length} players (${label})`);
-      const duringStream = await stream();
-      let raw: Awaited<ReturnType<typeof measureRawUpdate>>;
-      let during: StreamRecord;
-      try {
-        raw = await measureRawUpdate(db, main().id, players, null, checks);
-      } finally {
-        during = await duringStream.stop();
-      }
-      during = sentBetween(during, raw.ranFrom, raw.ranTo);
+      const { result: raw, during } = await streamedDuring(
+        api.baseUrl,
+        () => measureRawUpdate(db, main().id, players, null, checks),
+        (result) => result,
+      );
       duringRawRecords.push(during);
       const thisRun = summarise([during]);
       progress.step(

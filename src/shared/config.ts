@@ -465,29 +465,42 @@ const samplerNames = [
   'parentbased_traceidratio',
 ] as const;
 
-export const telemetrySchema = z.object({
-  OTEL_SDK_DISABLED: z.preprocess(
-    (value) => (typeof value === 'string' ? value.trim().toLowerCase() === 'true' : false),
-    z.boolean(),
-  ),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https?$/ }).optional()),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https?$/ }).optional()),
-  /** grpc is refused (this service ships the two HTTP exporters only); http/protobuf is the standard's default. */
-  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
-  OTEL_SERVICE_NAME: z.preprocess(unsetWhenEmpty, z.string().optional()),
-  OTEL_TRACES_SAMPLER: z.preprocess(unsetWhenEmpty, z.enum(samplerNames).default('parentbased_always_on')),
-  /** The ratio of the two *traceidratio samplers, 0 to 1 (1 when unset). */
-  OTEL_TRACES_SAMPLER_ARG: z.preprocess(unsetWhenEmpty, z.coerce.number().min(0).max(1).default(1)),
-  /** Milliseconds between two exports of the spans gathered meanwhile (the standard's default, 5,000). */
-  OTEL_BSP_SCHEDULE_DELAY: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(5_000)),
-  /** Spans held for export at most; past it new ones are dropped (the standard's default, 2,048). */
-  OTEL_BSP_MAX_QUEUE_SIZE: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(2_048)),
-  /** Spans sent in one export at most, and the count that sends a batch before its delay (default 512). */
-  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(512)),
-  /** Milliseconds one export may take before it is given up (the standard's default, 30,000). */
-  OTEL_BSP_EXPORT_TIMEOUT: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(30_000)),
-});
+export const telemetrySchema = z
+  .object({
+    OTEL_SDK_DISABLED: z.preprocess(
+      (value) => (typeof value === 'string' ? value.trim().toLowerCase() === 'true' : false),
+      z.boolean(),
+    ),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https?$/ }).optional()),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https?$/ }).optional()),
+    /** grpc is refused (this service ships the two HTTP exporters only); http/protobuf is the standard's default. */
+    OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+    OTEL_SERVICE_NAME: z.preprocess(unsetWhenEmpty, z.string().optional()),
+    OTEL_TRACES_SAMPLER: z.preprocess(unsetWhenEmpty, z.enum(samplerNames).default('parentbased_always_on')),
+    /** The ratio of the two *traceidratio samplers, 0 to 1 (1 when unset). */
+    OTEL_TRACES_SAMPLER_ARG: z.preprocess(unsetWhenEmpty, z.coerce.number().min(0).max(1).default(1)),
+    /** Milliseconds between two exports of the spans gathered meanwhile (the standard's default, 5,000). */
+    OTEL_BSP_SCHEDULE_DELAY: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(5_000)),
+    /** Spans held for export at most; past it new ones are dropped (the standard's default, 2,048). */
+    OTEL_BSP_MAX_QUEUE_SIZE: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(2_048)),
+    /** Spans sent in one export at most, and the count that sends a batch before its delay (default 512). */
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(512)),
+    /** Milliseconds one export may take before it is given up (the standard's default, 30,000). */
+    OTEL_BSP_EXPORT_TIMEOUT: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(30_000)),
+  })
+  .superRefine((otel, context) => {
+    // The SDK would shrink such a batch to the queue with a warning; refused here, like any other wrong setting.
+    if (otel.OTEL_BSP_MAX_EXPORT_BATCH_SIZE > otel.OTEL_BSP_MAX_QUEUE_SIZE) {
+      context.addIssue({
+        code: 'custom',
+        path: ['OTEL_BSP_MAX_EXPORT_BATCH_SIZE'],
+        message:
+          'must not be larger than OTEL_BSP_MAX_QUEUE_SIZE ' +
+          `(${otel.OTEL_BSP_MAX_EXPORT_BATCH_SIZE} > ${otel.OTEL_BSP_MAX_QUEUE_SIZE})`,
+      });
+    }
+  });
 
 export interface TelemetrySettings {
   /** Where spans go (the traces endpoint itself), or null when tracing is off. */
@@ -510,13 +523,6 @@ export function loadTelemetrySettings(env: Record<string, string | undefined> = 
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const otel = parsed.data;
-  // The SDK would shrink such a batch to the queue with a warning; refused here, like any other wrong setting.
-  if (otel.OTEL_BSP_MAX_EXPORT_BATCH_SIZE > otel.OTEL_BSP_MAX_QUEUE_SIZE) {
-    throw new ConfigError(
-      'invalid configuration:\n  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: must not be larger than OTEL_BSP_MAX_QUEUE_SIZE ' +
-        `(${otel.OTEL_BSP_MAX_EXPORT_BATCH_SIZE} > ${otel.OTEL_BSP_MAX_QUEUE_SIZE})`,
-    );
-  }
   // The standard: a signal's own endpoint is used as it is; the general one gets /v1/traces appended.
   const base = otel.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
   const url = otel.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base}/v1/traces`);
