@@ -481,13 +481,13 @@ export const telemetrySchema = z
     /** The ratio of the two *traceidratio samplers, 0 to 1 (1 when unset). */
     OTEL_TRACES_SAMPLER_ARG: z.preprocess(unsetWhenEmpty, z.coerce.number().min(0).max(1).default(1)),
     /** Milliseconds between two exports of the spans gathered meanwhile (the standard's default, 5,000). */
-    OTEL_BSP_SCHEDULE_DELAY: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(5_000)),
+    OTEL_BSP_SCHEDULE_DELAY: z.preprocess(unsetWhenEmpty, positiveInt(5_000)),
     /** Spans held for export at most; past it new ones are dropped (the standard's default, 2,048). */
-    OTEL_BSP_MAX_QUEUE_SIZE: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(2_048)),
+    OTEL_BSP_MAX_QUEUE_SIZE: z.preprocess(unsetWhenEmpty, positiveInt(2_048)),
     /** Spans sent in one export at most, and the count that sends a batch before its delay (default 512). */
-    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(512)),
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: z.preprocess(unsetWhenEmpty, positiveInt(512)),
     /** Milliseconds one export may take before it is given up (the standard's default, 30,000). */
-    OTEL_BSP_EXPORT_TIMEOUT: z.preprocess(unsetWhenEmpty, z.coerce.number().int().positive().default(30_000)),
+    OTEL_BSP_EXPORT_TIMEOUT: z.preprocess(unsetWhenEmpty, positiveInt(30_000)),
   })
   .superRefine((otel, context) => {
     // The SDK would shrink such a batch to the queue with a warning; refused here, like any other wrong setting.
