@@ -328,14 +328,25 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
       key: `tracing.${route}`,
       what: `${name} throughput, tracing on at ${Math.round((tracing?.sampleRatio ?? 0.1) * 100)} % sampling`,
       target: `≥ ${TRACING_MIN_RATIO}× tracing off`,
-      measured: figures ? `${times(figures.ratio)} (${count(figures.onRps)} vs ${count(figures.offRps)} req/s)` : 'n/a',
+      measured: figures ? tracingMeasured(figures) : 'n/a',
       pass: figures?.ratio != null ? figures.ratio >= TRACING_MIN_RATIO : null,
     });
   }
   return rows;
 }
 
-/** The human-readable result: figures, then every target with pass/fail. */
+/** The ratio, both throughputs, the rounds' middle half and the API's CPU per answer, off against on. */
+function tracingMeasured(figures: TracingResults['cancel']): string {
+  const spread = figures.ratioMiddleHalf
+    ? `; rounds' middle half ${figures.ratioMiddleHalf.low}–${figures.ratioMiddleHalf.high}×`
+    : '';
+  const cpu =
+    figures.onCpuMicros !== null && figures.offCpuMicros !== null
+      ? `; CPU per answer ${figures.onCpuMicros} vs ${figures.offCpuMicros} µs`
+      : '';
+  return `${times(figures.ratio)} (${count(figures.onRps)} vs ${count(figures.offRps)} req/s${spread}${cpu})`;
+}
+
 /**
  * The figures of the last full run before `rewards` was partitioned by merchant (2026-11-24), checked in, so
  * that every run prints its targets beside them (docs/scaling.md "Rewards partitioned by merchant").
@@ -355,6 +366,7 @@ function readEarlierRun(path: string): EarlierRun | null {
   }
 }
 
+/** The human-readable result: figures, then every target with pass/fail. */
 export function formatReport(results: BenchResults): string {
   const bulk = results.bulkCancelByQuery;
   const singles = results.singleCancels;

@@ -1,7 +1,7 @@
 import { type LoadFigures, type LoadTarget, runLoad } from '../lib/http-load.js';
 import { signedBody } from '../lib/merchant-client.js';
 import { startOtlpSink } from '../lib/otlp-sink.js';
-import { medianOf, ratio } from '../lib/percentiles.js';
+import { medianOf, percentile, ratio, round } from '../lib/percentiles.js';
 import { processCpuSeconds } from '../lib/process-cpu.js';
 import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { PhaseKit } from './phase-kit.js';
@@ -17,6 +17,11 @@ interface TracingRouteFigures {
   onRps: number | null;
   /** Tracing on ÷ tracing off, the median of the per-round ratios; null when a run had an error. */
   ratio: number | null;
+  /**
+   * The per-round ratios' first and third quartiles: how far one round moves on the machine of the run
+   * (two identical APIs read 0.76–1.35× in single rounds on 2026-11-27). Absent in older results.
+   */
+  ratioMiddleHalf?: { low: number; high: number } | null;
   /** The API process's CPU time per answered request (µs), off and on (medians over the rounds). */
   offCpuMicros: number | null;
   onCpuMicros: number | null;
@@ -36,13 +41,21 @@ export interface TracingResults {
 
 const ROUTES = ['cancel', 'readAll'] as const;
 
+function middleHalf(values: readonly number[]): { low: number; high: number } | null {
+  const low = percentile(values, 25);
+  const high = percentile(values, 75);
+  return low === null || high === null ? null : { low: round(low, 2), high: round(high, 2) };
+}
+
 /**
  * The cost of tracing on the API (docs/design.md §21): signed cancel and readAll throughput with the
  * SDK on at 10 % sampling (parent-based ratio, OTLP over HTTP to a sink that answers at once) ÷ the
  * same with no endpoint set (no SDK at all). Two API processes run side by side, one of each; per route
- * they take turns in short runs, `settings.http.rounds` times, the order swapping each round, and every
+ * they take turns in short runs, `settings.tracing.rounds` times, the order swapping each round, and every
  * figure is a median over the rounds (the ratio the median of the per-round ratios): one long run each
- * had moved the ratio by ±0.1 between back-to-back runs of the bench on this machine (2026-11-25).
+ * had moved the ratio by ±0.1 between back-to-back runs of the bench on this machine (2026-11-25). Many
+ * short rounds rather than a few long ones: one round moves by ±15 % on its own (2026-11-27), so the
+ * median needs many of them, and the quartiles of the rounds are reported beside it.
  */
 export function tracingPhase({ context, measured, main, startApi }: PhaseKit): Phase {
   return phase('tracing', 'tracing overhead', async () => {
@@ -68,7 +81,8 @@ export function tracingPhase({ context, measured, main, startApi }: PhaseKit): P
       },
       readAll: () => ({ method: 'POST', path: READ_ALL_PATH, body: signedJson({}) }),
     };
-    const { connections, warmupSeconds, rounds, durationSeconds } = settings.http;
+    const { connections } = settings.http;
+    const { warmupSeconds, rounds, durationSeconds } = settings.tracing;
     const runs: Record<string, LoadFigures> = {};
     const apis = {
       off: await startApi('api-tracing-off'),
@@ -118,6 +132,7 @@ export function tracingPhase({ context, measured, main, startApi }: PhaseKit): P
           offRps: anyError ? null : medianOf(known(off.map((run) => run.rps)), 0),
           onRps: anyError ? null : medianOf(known(on.map((run) => run.rps)), 0),
           ratio: anyError ? null : medianOf(perRound, 2),
+          ratioMiddleHalf: anyError ? null : middleHalf(perRound),
           offCpuMicros,
           onCpuMicros,
           cpuRatio: ratio(offCpuMicros, onCpuMicros, 2),
