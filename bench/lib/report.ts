@@ -335,7 +335,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
   return rows;
 }
 
-/** The ratio, both throughputs, the rounds' middle half and the API's CPU per answer, off against on. */
+/** The ratio, both throughputs, the rounds' middle half and the API's CPU per answer, on against off. */
 function tracingMeasured(figures: TracingResults['cancel']): string {
   const spread = figures.ratioMiddleHalf
     ? `; rounds' middle half ${figures.ratioMiddleHalf.low}–${figures.ratioMiddleHalf.high}×`

@@ -25,10 +25,10 @@ export interface BenchSettings {
   singles: { requests: number; connections: number; rewardsPerPlayer: number; runs: number };
   http: { durationSeconds: number; warmupSeconds: number; connections: number; rounds: number };
   /**
-   * The tracing phase's runs: many short pairs rather than a few long ones, so that each pair's two runs
-   * see the same machine (see tracing.phase.ts), after a warm-up long enough for code that only sampled
-   * requests and the exports reach to be optimised: after 5 s the traced API still spent 30–60 µs more per
-   * signed cancel for another ~15 s, and within the noise after that (2026-11-28).
+   * The tracing phase's runs: many short pairs rather than a few long ones, since one round moves by ±15 %
+   * on its own and the median needs many (see tracing.phase.ts); after a warm-up long enough for the code
+   * that only sampled requests and the exports reach to be optimised: after 5 s the traced API still spent
+   * 30–60 µs more per signed cancel for another ~15 s, and was within the noise after that (2026-11-28).
    */
   tracing: { durationSeconds: number; warmupSeconds: number; rounds: number };
   /** `cancelRuns`: cancels run under the stream, their answers pooled for one p99 (see read-all-stream.phase.ts). */
