@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { FairTurnsRun } from '../phases/fair-turns.phase.js';
 import { HTTP_PAIRS, type HttpPairName, type HttpResults, type RouteFigures } from '../phases/http.phase.js';
 import type { RedisMemoryRun } from '../phases/redis-memory.phase.js';
-import type { TracingResults } from '../phases/tracing.phase.js';
+import type { TracingResults, TracingRouteFigures } from '../phases/tracing.phase.js';
 import type { Check } from './checks.js';
 import type { MachineInfo } from './machine.js';
 import type { StreamSummary } from './read-all-stream.js';
@@ -336,7 +336,7 @@ export function evaluateTargets(results: Omit<BenchResults, 'targets'>): TargetR
 }
 
 /** The ratio, both throughputs, the rounds' middle half and the API's CPU per answer, on against off. */
-function tracingMeasured(figures: TracingResults['cancel']): string {
+function tracingMeasured(figures: TracingRouteFigures): string {
   const spread = figures.ratioMiddleHalf
     ? `; rounds' middle half ${figures.ratioMiddleHalf.low}–${figures.ratioMiddleHalf.high}×`
     : '';

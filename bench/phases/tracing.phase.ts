@@ -12,7 +12,7 @@ import { CANCEL_PATH } from './single-cancels.phase.js';
 const TRACING_SAMPLE_RATIO = 0.1;
 
 /** One route with tracing off and on, each a median over the rounds. */
-interface TracingRouteFigures {
+export interface TracingRouteFigures {
   offRps: number | null;
   onRps: number | null;
   /** Tracing on ÷ tracing off, the median of the per-round ratios; null when a run had an error. */
