@@ -267,6 +267,42 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     expect(linked.length).toBeGreaterThan(0);
   });
 
+  it('an unsampled single cancel: no span of its trace, and no link to it from the coalesced write', async () => {
+    const caller = (sampled: boolean) => {
+      const traceId = randomBytes(16).toString('hex');
+      return { traceId, header: `00-${traceId}-${randomBytes(8).toString('hex')}-${sampled ? '01' : '00'}` };
+    };
+    const cancel = async (traceparent: string, id: string | undefined) => {
+      const accepted = await post('rewards/cancel', { id }, { traceparent });
+      expect(accepted.status).toBe(200);
+      const jobId = accepted.headers.get('x-job-id') as string;
+      await completed(jobId);
+      return jobId;
+    };
+    const unsampled = caller(false);
+    const sampled = caller(true);
+    await cancel(unsampled.header, rewardIds[14]);
+    const sampledJob = await cancel(sampled.header, rewardIds[15]);
+    // The worker exports spans in the order they end: once the sampled request's coalesced write (which
+    // ended after the unsampled one's) has arrived, the unsampled one's has too.
+    await eventually(
+      async () => {
+        const enqueue = otlp.spans.find(
+          (span) => span.name === 'enqueue cancel' && span.attributes['job.id'] === sampledJob,
+        );
+        if (!enqueue) return undefined;
+        return otlp.spans.some(
+          (span) => span.name === 'coalesced cancels' && span.links.some((link) => link.spanId === enqueue.spanId),
+        )
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the coalesced write linked to the sampled request' },
+    );
+    expect(otlp.spans.filter((span) => span.traceId === unsampled.traceId)).toEqual([]);
+    expect(otlp.spans.filter((span) => span.links.some((link) => link.traceId === unsampled.traceId))).toEqual([]);
+  });
+
   it('no span holds a secret, a signature, a session token or a player, whatever the route (GET /betSlip too)', async () => {
     const session = await createSession(env.db, { merchantId: merchant.id, playerId: 'traced-player-slip' });
     secrets.push(session.token, 'traced-player-slip');
