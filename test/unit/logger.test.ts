@@ -1,18 +1,6 @@
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/shared/logger.js';
-
-/** A destination that keeps every line written to it, parsed. */
-function capture(): { lines: Record<string, unknown>[]; stream: Writable } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, stream };
-}
+import { captureLogLines } from '../helpers/log-lines.js';
 
 describe('createLogger', () => {
   afterEach(() => {
@@ -21,7 +9,7 @@ describe('createLogger', () => {
 
   it('stamps each line with the ISO time of its own millisecond', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const { lines, stream } = capture();
+    const { lines, stream } = captureLogLines();
     const logger = createLogger({ level: 'info', name: 'test' }, stream);
 
     vi.setSystemTime(new Date('2026-11-22T10:00:00.123Z'));
@@ -43,8 +31,8 @@ describe('createLogger', () => {
 
   it('keeps a separate clock per logger', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const first = capture();
-    const second = capture();
+    const first = captureLogLines();
+    const second = captureLogLines();
     const a = createLogger({ level: 'info', name: 'a' }, first.stream);
     const b = createLogger({ level: 'info', name: 'b' }, second.stream);
     vi.setSystemTime(new Date('2026-11-22T10:00:00.001Z'));

@@ -1,19 +1,7 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { RequestLogger } from '../../src/api/request-logger.js';
 import { createLogger } from '../../src/shared/logger.js';
-
-/** A destination that keeps every line written to it, parsed. */
-function capture(): { lines: Record<string, unknown>[]; stream: Writable } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, stream };
-}
+import { captureLogLines } from '../helpers/log-lines.js';
 
 /** pino's destination is written to asynchronously: wait for the lines to arrive. */
 async function linesOf(written: { lines: Record<string, unknown>[] }, count: number) {
@@ -25,7 +13,7 @@ async function linesOf(written: { lines: Record<string, unknown>[] }, count: num
 
 describe('RequestLogger', () => {
   it('writes the bindings of every `with` on its lines, in the order they were added', async () => {
-    const written = capture();
+    const written = captureLogLines();
     const base = createLogger({ level: 'info', name: 'test' }, written.stream);
     const request = new RequestLogger(base, { requestId: 'req-1' });
     const traced = request.with({ trace_id: 't'.repeat(32), span_id: 's'.repeat(16) });
@@ -50,7 +38,7 @@ describe('RequestLogger', () => {
   });
 
   it('lets a later binding of the same name win', async () => {
-    const written = capture();
+    const written = captureLogLines();
     const base = createLogger({ level: 'info', name: 'test' }, written.stream);
     const log = new RequestLogger(base, { requestId: 'req-1', merchantId: 'unknown' }).with({
       merchantId: 'merchant-2',
