@@ -461,7 +461,7 @@ export function formatReport(results: BenchResults): string {
   lines.push(...table(['figure', 'value'], figures));
   lines.push('');
   if (http) {
-    lines.push(...httpTable(http));
+    lines.push(...httpTable(http), '', ...httpCpuTable(http));
     lines.push('');
   }
   const earlier = readEarlierRun(UNPARTITIONED_RUN);
@@ -527,6 +527,30 @@ function httpTable(http: HttpResults): string[] {
         api.route,
         ...side(api),
         times(http.ratios[pair]),
+      ];
+    }),
+  );
+}
+
+/**
+ * The CPU each route costs: the API process's CPU per answered request beside the raw baseline's, and
+ * the null test's band (two identical API processes in the same rounds). A difference inside the band
+ * is not a result.
+ */
+function httpCpuTable(http: HttpResults): string[] {
+  const micros = (value: number | null) => (value === null ? 'n/a' : `${value} µs`);
+  const band = (value: number | null) => (value === null ? 'n/a' : `±${Math.round(value * 1000) / 10} %`);
+  return table(
+    ['CPU per answer', 'raw', 'API', 'API twin', 'API ÷ raw', 'null band'],
+    HTTP_PAIRS.map((pair) => {
+      const { baseline, api, twin } = http.pairs[pair];
+      return [
+        pair,
+        micros(baseline.cpuMicros),
+        micros(api.cpuMicros),
+        micros(twin.cpuMicros),
+        times(http.cpuRatios[pair]),
+        band(http.cpuNullBand[pair]),
       ];
     }),
   );

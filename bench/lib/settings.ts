@@ -138,7 +138,8 @@ export function parseBenchArgs(
     memorySmall: { players: 1_000 * scale, rewardsPerPlayer: 100 },
     reads: { configurations: 50, gamesPerConfiguration: 5, betSlipItems: 10 },
     singles: { requests: 20_000 * scale, connections: 100, rewardsPerPlayer: 100, runs: quick ? 1 : 3 },
-    http: { durationSeconds: quick ? 2 : 5, warmupSeconds: quick ? 0.5 : 2, connections: 50, rounds: quick ? 1 : 4 },
+    // Many short interleaved rounds: every figure is a median over them (bench/README.md, "How it measures").
+    http: { durationSeconds: quick ? 2 : 3, warmupSeconds: quick ? 0.5 : 3, connections: 50, rounds: quick ? 1 : 8 },
     tracing: { durationSeconds: 2, warmupSeconds: quick ? 0.5 : 20, rounds: quick ? 1 : 12 },
     // Light, so that the stream itself does not slow the cancel it watches: 20 requests in flight at
     // most, 40 per second in all (a readAll cost ~10 ms of server time, measured 2026-11-20).

@@ -1,6 +1,7 @@
 import { type LoadFigures, type LoadTarget, runLoad } from '../lib/http-load.js';
 import { MerchantClient, signedBody } from '../lib/merchant-client.js';
 import { medianOf, ratio } from '../lib/percentiles.js';
+import { processCpuSeconds } from '../lib/process-cpu.js';
 import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { SeededMerchant } from '../lib/seed.js';
 import { INDEPENDENT_BASELINE_QUEUE, RAW_BASELINE_PATHS, RAW_BASELINE_QUEUE } from '../raw-baseline/paths.js';
@@ -21,6 +22,12 @@ export interface RouteFigures {
   rps: number | null;
   p50Ms: number | null;
   p99Ms: number | null;
+  /**
+   * CPU time (user + system) the serving process spent per answered request, in µs: read from the
+   * process's own counters (/proc/<pid>/stat) around each run, the median over the runs. Unlike req/s
+   * it says what a request costs rather than how long it waited for a core the machine gave elsewhere.
+   */
+  cpuMicros: number | null;
   /** Over all its runs. */
   errors: number;
   runs: number;
@@ -37,7 +44,17 @@ export interface HttpResults {
   agreement: Record<HttpPairName, number | null>;
   /** API /betSlip p99 ÷ the raw bet-slip route's p99 (the median of the per-round ratios). */
   betSlipP99Ratio: number | null;
-  pairs: Record<HttpPairName, { baseline: RouteFigures; independent: RouteFigures; api: RouteFigures }>;
+  /** API CPU per answer ÷ the raw baseline's (the median of the per-round ratios). */
+  cpuRatios: Record<HttpPairName, number | null>;
+  /**
+   * The null test: a second, identical API process ("twin") in the same rounds. The median of the
+   * per-round |twin ÷ API − 1| of CPU per answer: the noise band, below which a CPU difference says nothing.
+   */
+  cpuNullBand: Record<HttpPairName, number | null>;
+  pairs: Record<
+    HttpPairName,
+    { baseline: RouteFigures; independent: RouteFigures; api: RouteFigures; twin: RouteFigures }
+  >;
   /** Every timed autocannon run, by label (`cancel.baseline.1`, `cancel.independent.1`, `cancel.api.1` …). */
   runs: Record<string, LoadFigures>;
 }
@@ -49,12 +66,18 @@ interface PairTargets {
   api: () => LoadTarget;
 }
 
-/** The HTTP pairs: one API process, no worker. */
+/** The HTTP pairs: one API process and its identical twin (the null test), no worker. */
 export function httpPhase({ context, measured, main, startApi }: PhaseKit): Phase {
   return phase('http', 'HTTP', async () => {
     const api = await startApi('api-http');
-    measured.http = await measureHttp(context, api.baseUrl, main());
+    const twin = await startApi('api-http-twin');
+    measured.http = await measureHttp(context, { api, twin }, main());
   });
+}
+
+interface Served {
+  pid: number;
+  baseUrl: string;
 }
 
 /**
@@ -63,8 +86,13 @@ export function httpPhase({ context, measured, main, startApi }: PhaseKit): Phas
  * server (bench/raw-baseline/), a separate process on the same database and Redis. The figure that
  * counts is the ratio API ÷ baseline of the same run; a run with any error is no figure.
  */
-async function measureHttp(context: BenchContext, apiUrl: string, merchant: SeededMerchant): Promise<HttpResults> {
+async function measureHttp(
+  context: BenchContext,
+  apis: { api: Served; twin: Served },
+  merchant: SeededMerchant,
+): Promise<HttpResults> {
   const { settings, progress, checks, services, environment } = context;
+  const apiUrl = apis.api.baseUrl;
   const token = merchant.sessionTokens[0];
   if (!token) throw new Error('the seed returned no session token');
   const apiAnswers = await checkApiResponses(context, apiUrl, merchant, token);
@@ -122,17 +150,25 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
 
   const { connections, durationSeconds, warmupSeconds, rounds } = settings.http;
   const runs: Record<string, LoadFigures> = {};
-  const measure = async (label: string, baseUrl: string, target: () => LoadTarget) => {
+  const measure = async (label: string, server: Served, target: () => LoadTarget): Promise<TimedRun> => {
     progress.step(`HTTP: ${label} — ${durationSeconds} s at -c ${connections}`);
-    const figures = await runLoad(baseUrl, target(), { connections, durationSeconds });
+    const cpuBefore = await processCpuSeconds(server.pid);
+    const figures = await runLoad(server.baseUrl, target(), { connections, durationSeconds });
+    const cpuAfter = await processCpuSeconds(server.pid);
+    const cpuMicros =
+      cpuBefore !== null && cpuAfter !== null && figures.requests > 0
+        ? Math.round(((cpuAfter - cpuBefore) / figures.requests) * 1e6)
+        : null;
     runs[label] = figures;
     checks.expect(
       `http ${label}: no request errors`,
       figures.errors === 0,
       `${figures.requests} answered, ${figures.errors} errors, status codes ${JSON.stringify(figures.statusCodes)}`,
     );
-    progress.step(`HTTP: ${label} ${figures.rps} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms`);
-    return figures;
+    progress.step(
+      `HTTP: ${label} ${figures.rps} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${cpuMicros} µs CPU/answer`,
+    );
+    return { ...figures, cpuMicros };
   };
 
   // The three servers of a route take turns in short runs, `rounds` times, the order rotating each round
@@ -143,35 +179,54 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
   // alike within 4 % when each has a core of its own. Short turns put each server in every part of
   // the minute, and the median of the per-round ratios (each from three runs 10-odd seconds apart)
   // leaves out a burst that lands on one of them. Each server is warmed up once per route first.
+  // The API's twin takes its turns too: how far two identical processes differ in the same rounds is
+  // the noise band every CPU difference is read against.
   const pairs = {} as HttpResults['pairs'];
-  const roundRatios = {} as Record<HttpPairName, { api: number[]; agreement: number[]; betSlipP99: number[] }>;
+  const roundRatios = {} as Record<
+    HttpPairName,
+    { api: number[]; agreement: number[]; betSlipP99: number[]; cpu: number[]; twinSpread: number[] }
+  >;
   for (const pair of HTTP_PAIRS) {
     const { baseline, api } = targets[pair];
     const servers = [
-      { side: 'baseline', baseUrl: raw.baseUrl, target: baseline },
-      { side: 'independent', baseUrl: independent.baseUrl, target: baseline },
-      { side: 'api', baseUrl: apiUrl, target: api },
+      { side: 'baseline', server: raw, target: baseline },
+      { side: 'independent', server: independent, target: baseline },
+      { side: 'api', server: apis.api, target: api },
+      { side: 'twin', server: apis.twin, target: api },
     ] as const;
-    for (const { side, baseUrl, target } of servers) {
+    for (const { side, server, target } of servers) {
       progress.step(`HTTP: ${pair}.${side} — ${warmupSeconds} s warm-up`);
-      await runLoad(baseUrl, target(), { connections, durationSeconds: warmupSeconds });
+      await runLoad(server.baseUrl, target(), { connections, durationSeconds: warmupSeconds });
     }
-    const bySide = { baseline: [] as LoadFigures[], independent: [] as LoadFigures[], api: [] as LoadFigures[] };
+    const bySide = {
+      baseline: [] as TimedRun[],
+      independent: [] as TimedRun[],
+      api: [] as TimedRun[],
+      twin: [] as TimedRun[],
+    };
     for (let round = 0; round < rounds; round += 1) {
       for (let turn = 0; turn < servers.length; turn += 1) {
-        const { side, baseUrl, target } = servers[(round + turn) % servers.length] as (typeof servers)[number];
-        bySide[side].push(await measure(`${pair}.${side}.${round + 1}`, baseUrl, target));
+        const { side, server, target } = servers[(round + turn) % servers.length] as (typeof servers)[number];
+        bySide[side].push(await measure(`${pair}.${side}.${round + 1}`, server, target));
       }
     }
     pairs[pair] = {
       baseline: summarize(describe(baseline()), bySide.baseline),
       independent: summarize(describe(baseline()), bySide.independent),
       api: summarize(describe(api()), bySide.api),
+      twin: summarize(describe(api()), bySide.twin),
     };
     const perRound = (of: (round: number) => number | null) =>
       Array.from({ length: rounds }, (_, round) => of(round)).filter((value): value is number => value !== null);
     const rps = (side: keyof typeof bySide, round: number) => bySide[side][round]?.rps ?? null;
+    const cpu = (side: keyof typeof bySide, round: number) => bySide[side][round]?.cpuMicros ?? null;
+    const spread = (round: number) => {
+      const twinToApi = ratio(cpu('twin', round), cpu('api', round), 4);
+      return twinToApi === null ? null : Math.abs(twinToApi - 1);
+    };
     roundRatios[pair] = {
+      cpu: perRound((round) => ratio(cpu('api', round), cpu('baseline', round))),
+      twinSpread: perRound(spread),
       api: perRound((round) => ratio(rps('api', round), rps('baseline', round))),
       agreement: perRound((round) => ratio(rps('baseline', round), rps('independent', round))),
       betSlipP99: perRound((round) =>
@@ -187,6 +242,8 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
   const perPair = (of: (pair: HttpPairName) => number | null) =>
     Object.fromEntries(HTTP_PAIRS.map((pair) => [pair, of(pair)])) as Record<HttpPairName, number | null>;
   const ratios = perPair((pair) => (valid(pairs[pair], 'api', 'baseline') ? medianOf(roundRatios[pair].api, 2) : null));
+  const cpuRatios = perPair((pair) => medianOf(roundRatios[pair].cpu, 2));
+  const cpuNullBand = perPair((pair) => medianOf(roundRatios[pair].twinSpread, 3));
   const agreement = perPair((pair) =>
     valid(pairs[pair], 'baseline', 'independent') ? medianOf(roundRatios[pair].agreement, 2) : null,
   );
@@ -194,6 +251,8 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
     ratios,
     agreement,
     betSlipP99Ratio: valid(pairs.betSlip, 'api', 'baseline') ? medianOf(roundRatios.betSlip.betSlipP99, 2) : null,
+    cpuRatios,
+    cpuNullBand,
     pairs,
     runs,
   };
@@ -201,7 +260,10 @@ async function measureHttp(context: BenchContext, apiUrl: string, merchant: Seed
 
 const describe = (target: LoadTarget) => `${target.method} ${target.path}`;
 
-function summarize(route: string, runs: readonly LoadFigures[]): RouteFigures {
+/** One timed run and the serving process's CPU per answer in it. */
+type TimedRun = LoadFigures & { cpuMicros: number | null };
+
+function summarize(route: string, runs: readonly TimedRun[]): RouteFigures {
   const errors = runs.reduce((sum, run) => sum + run.errors, 0);
   return {
     route,
@@ -219,6 +281,10 @@ function summarize(route: string, runs: readonly LoadFigures[]): RouteFigures {
     p99Ms: medianOf(
       runs.map((run) => run.p99Ms),
       2,
+    ),
+    cpuMicros: medianOf(
+      runs.map((run) => run.cpuMicros).filter((value): value is number => value !== null),
+      0,
     ),
     errors,
     runs: runs.length,
