@@ -46,3 +46,8 @@ async function holdInTransaction(databaseUrl: string, statement: string, params:
     },
   };
 }
+
+/** `SELECT … FOR UPDATE` on a job's audit row: the worker's write of the job's end waits. */
+export async function lockJobRecord(databaseUrl: string, jobId: string): Promise<HeldLocks> {
+  return holdInTransaction(databaseUrl, 'SELECT id FROM cancellation_jobs WHERE id = $1::uuid FOR UPDATE', [jobId]);
+}

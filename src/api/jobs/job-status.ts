@@ -6,7 +6,14 @@ import { isFinished } from '../../shared/jobs/public-status.js';
 import { operations, queueNames } from '../../shared/queue/job-catalogue.js';
 import { JOB_OWNER_FIELD } from '../../shared/queue/job-owner.js';
 import type { RedisConnection } from '../../shared/queue/redis.js';
-import { abortKey, jobChildrenKeys, jobKey, keyLifetimes, WITHDRAWN } from '../../shared/queue/redis-keys.js';
+import {
+  abortKey,
+  jobChildrenKeys,
+  jobKey,
+  keyLifetimes,
+  RAN_TO_END,
+  WITHDRAWN,
+} from '../../shared/queue/redis-keys.js';
 import type { ShardLayout } from '../../shared/queue/shards.js';
 import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
 import { batchIdOf } from '../../shared/single-cancels/member-ids.js';
@@ -44,7 +51,7 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /**
  * Reads one job in one round trip: a bulk job's own hash (KEYS[2]) with its parts' bookkeeping
  * (KEYS[3], KEYS[4]), or a single cancel's batch (KEYS[5]), and its abort mark (KEYS[1]; ARGV[2] the
- * withdrawn mark's value). Nothing here grows with the number of jobs queued: no list is scanned
+ * withdrawn mark's value, ARGV[4] the value of a job that ran to its end unaborted). Nothing here grows with the number of jobs queued: no list is scanned
  * (BullMQ's getState walks the waiting lists). The merchant is the hash's owner field (ARGV[3],
  * job-owner.ts), so a large payload is neither searched nor sent back over the wire.
  *
@@ -55,7 +62,7 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const READ_JOB = `
 local mark = redis.call('GET', KEYS[1])
 if mark == ARGV[2] then return false end
-local aborted = mark and 1 or 0
+local aborted = (mark and mark ~= ARGV[4]) and 1 or 0
 local f = redis.call('HMGET', KEYS[2], 'name', 'timestamp', 'processedOn', 'finishedOn', 'progress', 'returnvalue', 'failedReason', ARGV[3])
 if f[1] then
   local merchant = f[8]
@@ -136,7 +143,15 @@ async function readJobStatus(
   ];
   let raw: RawJob | null;
   try {
-    raw = (await redis.eval(READ_JOB, keys.length, ...keys, jobId, WITHDRAWN, JOB_OWNER_FIELD)) as RawJob | null;
+    raw = (await redis.eval(
+      READ_JOB,
+      keys.length,
+      ...keys,
+      jobId,
+      WITHDRAWN,
+      JOB_OWNER_FIELD,
+      RAN_TO_END,
+    )) as RawJob | null;
   } catch (error) {
     // Redis away: the job may be there, so "not found" from Postgres would be wrong.
     throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });

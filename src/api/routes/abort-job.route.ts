@@ -52,7 +52,9 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
     if (isFinished(status.state)) throw new AppError('CONFLICT', `Job has already finished: ${status.state}`);
 
     // The mark first: a worker that takes the job from now on stops before its first batch.
-    await requestAbort(redis, shards, jobId);
+    // A job whose worker has just decided its end (completed) between the read above and now is refused.
+    if (!(await requestAbort(redis, shards, jobId)))
+      throw new AppError('CONFLICT', 'Job has already finished: completed');
     // A job that never reached a worker is finished here (job-outcome.ts), a running one by the worker that stops it.
     const withdrawn =
       status.state === 'queued' &&

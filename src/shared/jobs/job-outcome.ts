@@ -3,7 +3,7 @@ import type { Db } from '../db/client.js';
 import type { JobStatus, PublicJobStatus } from '../job-status-schema.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { isAbortRequested } from '../queue/job-abort.js';
+import { decideEnd, isAbortRequested } from '../queue/job-abort.js';
 import {
   type CancelResult,
   cancelBatchJobSchema,
@@ -113,7 +113,9 @@ export async function finished(
   if (state === 'failed') return failedForGood(deps, job, outcome as Error);
   const { merchantId, requestId } = job.data as JobData;
   if (job.queueName !== queueNames.bulk || !isMerchantJob(job) || !merchantId) return;
-  const ended = (await abortRequested(deps, job.id as string)) ? 'cancelled' : 'completed';
+  // Decided here, once: from now on the abort route refuses this job, and every later reader of the
+  // mark (the announcement below, the job status) reads this outcome.
+  const ended = await decideEnd(deps.redis, deps.shards, job.id as string);
   await recordJobsFinished(deps.db, [
     {
       id: job.id as string,
@@ -163,6 +165,7 @@ export async function afterCompletion(deps: JobOutcomeDeps, job: Job, result: un
 /** Tells the merchant's webhook that a job of theirs completed, or stopped after an abort. */
 async function announceCompleted(deps: JobOutcomeDeps, job: Job, merchantId: string, result: unknown) {
   const bulk = job.queueName === queueNames.bulk;
+  // The outcome `finished` decided: the mark cannot change after it (job-abort.ts).
   const aborted = bulk && (await abortRequested(deps, job.id as string).catch(() => false));
   if (bulk) {
     const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp)) / 1000;

@@ -71,6 +71,8 @@ export const keyLifetimes = {
 
 /** The abort mark's value once the API has taken a waiting single cancel out of its batch. */
 export const WITHDRAWN = 'withdrawn';
+/** The abort key's value once a bulk job has run to its end unaborted (job-abort.ts `decideEnd`): not an abort. */
+export const RAN_TO_END = 'ran-to-end';
 
 /**
  * The prefix of queue shard `shard` (null: the unsharded layout, QUEUE_PREFIX itself). The shard number
@@ -110,7 +112,8 @@ export function abortKeyPrefix(prefix: string): string {
 }
 
 /**
- * A merchant's abort of a job (job-abort.ts): the time it was asked, or WITHDRAWN. Lifetime:
+ * A merchant's abort of a job (job-abort.ts): the time it was asked, or WITHDRAWN, or RAN_TO_END (the
+ * job's end decided without an abort). Lifetime:
  * keyLifetimes.abortMarkSeconds.
  */
 export function abortKey(prefix: string, jobId: string): string {

@@ -1,0 +1,103 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
+import { lockJobRecord, lockRewards } from '../helpers/row-locks.js';
+import { signedBody } from '../helpers/signing.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+
+/**
+ * A bulk job's end is decided once (src/shared/queue/job-abort.ts `decideEnd`): an abort that lands after
+ * the worker decided `completed`, while it is still writing the audit row and before BullMQ and the webhook
+ * hear of the end, is refused (409), and the audit row, the job status and the webhook event all say
+ * `completed`. Before, the mark was read twice: the audit row said `completed`, the status and the webhook
+ * `cancelled`. The window is held open by a row lock on the job's audit row.
+ */
+
+let env: TestEnvironment;
+let api: TestApi;
+let worker: TestWorker;
+let merchant: MerchantFixture;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' });
+  api = await startTestApi(env);
+  worker = await startTestWorker(env);
+  merchant = await createMerchant(env.db);
+  receiver = await startWebhookReceiver();
+  const response = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${env.config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `${receiver.url}/hooks` }),
+  });
+  expect(response.status).toBe(200);
+});
+afterAll(async () => {
+  await worker?.close();
+  await api?.close();
+  await receiver?.close();
+  await env?.close();
+});
+
+/** Statements of this database waiting for a lock whose text writes the job's end (record-jobs-finished). */
+async function endWriteWaiting(): Promise<boolean> {
+  const result = await sql<{ waiting: number }>`
+    SELECT count(*)::int AS waiting FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO cancellation_jobs%'
+  `.execute(env.db);
+  return (result.rows[0]?.waiting ?? 0) > 0;
+}
+
+describe('an abort between a job’s decided end and its announcement', () => {
+  it('is refused, and the audit row, the job status and the webhook event agree: completed', async () => {
+    const configuration = await createConfiguration(env.db, {
+      merchantId: merchant.id,
+      externalId: 'race-cfg',
+      startDate: Date.now(),
+    });
+    const rewards = await createRewards(env.db, {
+      merchantId: merchant.id,
+      rewardConfigurationId: configuration.id,
+      rewards: Array.from({ length: 5 }, (_, i) => ({ playerId: `race-p${i}` })),
+    });
+    const ids = rewards.map((reward) => reward.id);
+
+    // The job starts (its audit row exists) and waits at its first batch; then its audit row is locked
+    // and the batch let go: the worker decides the end and blocks writing it.
+    const rewardLocks = await lockRewards(env.databaseUrl, ids);
+    const jobId = await requestCancellation(api, merchant, 'bulkCancel', { ids });
+    await eventually(
+      async () =>
+        (await sql<{ id: string }>`SELECT id FROM cancellation_jobs WHERE id = ${jobId}::uuid`.execute(env.db)).rows[0],
+      { what: 'the job to start' },
+    );
+    const recordLock = await lockJobRecord(env.databaseUrl, jobId);
+    await rewardLocks.release();
+    await eventually(async () => ((await endWriteWaiting()) ? true : undefined), { what: 'the end to be written' });
+
+    const abort = await api.post('/api/v1/integration/jobs/cancel', signedBody(merchant, { jobId }));
+    expect(abort.status).toBe(409);
+    expect(await abort.json()).toMatchObject({ errorCode: 13 });
+    await recordLock.release();
+
+    const status = await waitForJob(api, merchant, jobId);
+    expect(status.state).toBe('completed');
+    expect(status.result).toMatchObject({ cancelled: 5 });
+    const row = await sql<{ state: string }>`SELECT state FROM cancellation_jobs WHERE id = ${jobId}::uuid`.execute(
+      env.db,
+    );
+    expect(row.rows[0]?.state).toBe('completed');
+    const event = await eventually(
+      async () =>
+        receiver.received
+          .map((request) => JSON.parse(request.body) as { type: string; data: { jobId: string; state: string } })
+          .find((body) => body.data.jobId === jobId),
+      { what: 'the webhook event' },
+    );
+    expect(event).toMatchObject({ type: 'job.completed', data: { jobId, state: 'completed' } });
+  });
+});
