@@ -34,12 +34,13 @@ export interface UrlSignatureStore {
 }
 
 /**
- * How far ahead of the server clock a triple is still bound. A triple signed by a clock running ahead
- * is refused (401) now but enters its window later, so it is bound until it leaves it. Beyond a day
- * the timestamp is a units mistake (microseconds), not a drifting clock: its key would outlive the
- * merchant, so it is not bound.
+ * How far ahead of the server clock a triple is still bound, in signature windows. A triple signed by a
+ * clock running ahead is refused (401) now but enters its window later, so it is bound until it leaves
+ * it: up to one window beyond the window's far edge (a clock 10 minutes ahead, at the default), a key
+ * living at most three windows. Further ahead, every request of that clock fails anyway, and a key per
+ * request held that long would cost Redis more than the drift is worth.
  */
-const MARK_AHEAD_LIMIT_MS = 24 * 60 * 60 * 1000;
+const MARK_AHEAD_WINDOWS = 2;
 
 /**
  * The Redis key naming this triple: the merchant, then a digest of `<timestamp>.<digest as 64 lower-case
@@ -55,12 +56,12 @@ export function urlBindingKey(prefix: string, triple: SignedTriple): string {
 
 /**
  * Marks the triple as seen in a URL until the signature's window ends (a repeat changes nothing). A
- * triple already past its window, or absurdly far ahead, can never sign anything: nothing is written.
+ * triple already past its window can never sign anything, nor, in practice, one far ahead: nothing is written.
  */
 export async function markSeenInUrl(store: UrlSignatureStore, triple: SignedTriple, timeoutMs: number): Promise<void> {
   const now = Date.now();
   const endsAt = triple.timestamp + store.windowMs;
-  if (endsAt < now || triple.timestamp - now > MARK_AHEAD_LIMIT_MS) return;
+  if (endsAt < now || triple.timestamp - now > MARK_AHEAD_WINDOWS * store.windowMs) return;
   await withDeadline(
     store.redis.set(urlBindingKey(store.prefix, triple), '1', 'PXAT', endsAt + 1, 'NX'),
     timeoutMs,
