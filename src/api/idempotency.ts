@@ -5,6 +5,7 @@ import { AppError } from '../shared/errors.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
 import { idempotencyRecordKey, keyLifetimes, signatureReplayKey } from '../shared/queue/redis-keys.js';
 import type { ShardLayout } from '../shared/queue/shards.js';
+import { type BodyBoundSignature, canonicalSignatureHeader } from './auth/signature.js';
 
 /**
  * Idempotency keys of the cancel routes: a merchant that sends `Idempotency-Key` may repeat the
@@ -12,8 +13,10 @@ import type { ShardLayout } from '../shared/queue/shards.js';
  *
  * The same record answers a version-2 request sent again (the same `X-Signature`, within its window):
  * a captured v2 request replayed without its Idempotency-Key is a retry, answered with the first job's
- * id, whatever happened since (docs/design.md, "Threat model"). Its key is a digest of the header's
- * value (the signature itself is never stored), and it lives until the header leaves its window.
+ * id, whatever happened since (docs/design.md, "Threat model"). Its key is a digest of the header as
+ * parsed (`t` as a number, the digest's bytes), never of the text as sent: a replay re-spelled (hex
+ * upper-cased, zeros before `t`) finds the same record. The signature itself is never stored, and the
+ * record lives until the header leaves its window.
  *
  * One Redis string per merchant and key (redis-keys.ts, with its lifetimes), under the merchant's queue
  * shard prefix (shards.ts; while the shard count changes, a record under the merchant's previous shard
@@ -202,23 +205,37 @@ export async function claimIdempotencyKey(
 }
 
 /**
- * The replay record of a version-2 request, by a digest of its `X-Signature` value, kept until the
- * header leaves its window (`t` + windowMs): the same answers as for an Idempotency-Key.
+ * The Redis key of a version-2 request's replay record: the merchant, then a digest of the header in
+ * its canonical spelling (signature.ts). Every spelling of one signature gives one key (the same key
+ * as a canonically spelled header always had), and two signatures never share one (128 bits).
+ */
+export function signatureReplayRecordKey(prefix: string, merchantId: string, signature: BodyBoundSignature): string {
+  const digest = createHash('sha256')
+    .update(canonicalSignatureHeader(signature))
+    .digest()
+    .subarray(0, 16)
+    .toString('base64url');
+  return signatureReplayKey(prefix, merchantId, digest);
+}
+
+/**
+ * The replay record of a version-2 request, by its parsed `X-Signature`, kept until the header leaves
+ * its window (`t` + windowMs): the same answers as for an Idempotency-Key.
  */
 export async function claimSignatureReplay(
   store: IdempotencyStore,
   merchantId: string,
-  signature: { value: string; timestamp: number },
+  signature: BodyBoundSignature,
   windowMs: number,
   fingerprint: string,
   plannedJobId?: string,
 ): Promise<IdempotencyClaim> {
-  const digest = createHash('sha256').update(signature.value).digest().subarray(0, 16).toString('base64url');
   const previousPrefix = store.layout.previousMerchantPrefix(merchantId);
   const place: RecordPlace = {
-    key: signatureReplayKey(store.layout.merchantPrefix(merchantId), merchantId, digest),
+    key: signatureReplayRecordKey(store.layout.merchantPrefix(merchantId), merchantId, signature),
     expiry: { mode: 'PXAT', value: Math.max(signature.timestamp + windowMs, Date.now()) + 1 },
-    earlierKey: previousPrefix === undefined ? undefined : signatureReplayKey(previousPrefix, merchantId, digest),
+    earlierKey:
+      previousPrefix === undefined ? undefined : signatureReplayRecordKey(previousPrefix, merchantId, signature),
   };
   return claimRecord(store, place, fingerprint, plannedJobId);
 }
