@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import { AppError } from '../shared/errors.js';
@@ -10,6 +10,7 @@ import {
   signatureReplayKey,
 } from '../shared/queue/redis-keys.js';
 import type { ShardLayout } from '../shared/queue/shards.js';
+import { doneRecord, pendingRecord, readRecord, sameFingerprint } from './idempotency-record.js';
 import { countArguments, countScript, type RecordCount, recordBoundReached } from './record-count.js';
 
 /**
@@ -85,55 +86,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
-/** Characters of the fingerprint kept in a record: 120 bits, ample against a chance match. */
-const FINGERPRINT_CHARS = 20;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** A UUID's 16 bytes in base64url: 22 characters. */
-const PACKED_UUID_CHARS = 22;
 /** What a pending record's store may take beyond its deadline before a retry answers its job id. */
 const PENDING_GRACE_MS = 1_000;
-
-function packUuid(jobId: string): string {
-  return Buffer.from(jobId.replaceAll('-', ''), 'hex').toString('base64url');
-}
-
-function unpackUuid(packed: string): string {
-  const hex = Buffer.from(packed, 'base64url').toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-function pendingRecord(fingerprint: string, plannedJobId: string | undefined, now: number): string {
-  const head = fingerprint.slice(0, FINGERPRINT_CHARS);
-  if (plannedJobId === undefined) return `${head}t${randomBytes(12).toString('base64url')}`;
-  return `${head}p${packUuid(plannedJobId)}${now.toString(36)}`;
-}
-
-function doneRecord(fingerprint: string, jobId: string): string {
-  const id = UUID.test(jobId) ? `j${packUuid(jobId)}` : `J${jobId}`;
-  return `${fingerprint.slice(0, FINGERPRINT_CHARS)}${id}`;
-}
-
-interface StoredRecord {
-  fingerprint: string;
-  /** The job id answered, once stored; undefined while the first request stores it. */
-  jobId?: string;
-  /** A bulk request's pending record: the id its job is stored under, and when the key was claimed. */
-  planned?: { jobId: string; claimedAt: number };
-}
-
-function readRecord(value: string): StoredRecord {
-  const fingerprint = value.slice(0, FINGERPRINT_CHARS);
-  const kind = value[FINGERPRINT_CHARS];
-  const rest = value.slice(FINGERPRINT_CHARS + 1);
-  if (kind === 'J') return { fingerprint, jobId: rest };
-  if (kind === 'j') return { fingerprint, jobId: unpackUuid(rest) };
-  if (kind === 'p') {
-    const jobId = unpackUuid(rest.slice(0, PACKED_UUID_CHARS));
-    return { fingerprint, planned: { jobId, claimedAt: Number.parseInt(rest.slice(PACKED_UUID_CHARS), 36) } };
-  }
-  return { fingerprint };
-}
 
 export interface IdempotencyStore {
   redis: RedisConnection;
@@ -316,7 +270,7 @@ async function claimRecord(
   const foundAt = earlier === null ? key : (earlierKey as string);
 
   const record = readRecord(existing);
-  if (record.fingerprint !== fingerprint.slice(0, FINGERPRINT_CHARS)) throw new AppError('IDEMPOTENCY_CONFLICT');
+  if (!sameFingerprint(record, fingerprint)) throw new AppError('IDEMPOTENCY_CONFLICT');
   // A planned job id whose store's deadline has passed: the job is stored under it, or never will be
   // by that store (a late write of it is the same job: BullMQ keeps one job per id). This request takes
   // the record over and settles it: it finds the job, or stores it under that id (enqueue-cancellation.ts).
