@@ -223,8 +223,8 @@ export const configSchema = z
     IDEMPOTENCY_RECORDS_PER_MERCHANT: nonNegativeInt(1_000_000),
     /**
      * Most version-2 replay records one merchant may have in Redis at once (one per v2 cancel, each
-     * living up to two SIGNATURE_WINDOW_MS, ~200 bytes): 600,000 is the default rate limit (1,000 a
-     * second) for two 5-minute windows, ~120 MB. Past it a new v2 cancel is 429 (errorCode 7). 0: no bound.
+     * living up to two SIGNATURE_WINDOW_MS, ~250 bytes): 600,000 is the default rate limit (1,000 a
+     * second) for two 5-minute windows, ~150 MB. Past it a new v2 cancel is 429 (errorCode 7). 0: no bound.
      */
     SIGNATURE_REPLAY_RECORDS_PER_MERCHANT: nonNegativeInt(600_000),
     /** Default per-merchant cap of bulk jobs queued or running (fan-out parts not counted); a merchant's own setting wins. */
