@@ -54,7 +54,8 @@ export const IdempotencyHeadersSchema = z.object({
         'Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first ' +
         "request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other " +
         'fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). ' +
-        'Keys are per merchant. Ignored by a dry run.',
+        'Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once ' +
+        '(1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run.',
       example: 'order-4711-cancel',
     }),
 });
