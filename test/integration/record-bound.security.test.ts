@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { claimIdempotencyKey, requestFingerprint } from '../../src/api/idempotency.js';
 import { merchantRecordCountKey } from '../../src/shared/queue/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
@@ -108,5 +109,31 @@ describe('records per merchant in Redis', () => {
     expect(resent.headers.get('x-job-id')).toBe(firstAnswer.headers.get('x-job-id'));
     expect(resent.headers.get('idempotent-replayed')).toBe('true');
     expect((await v2Cancel(dave, 'v2-0')(api)).status).toBe(200);
+  });
+
+  it('a refused merchant is let in again once its oldest records have expired, not before', async () => {
+    const erin = await createMerchant(env.db);
+    const store = {
+      redis: api.deps.redis,
+      layout: api.deps.shards,
+      timeoutMs: 1_000,
+      recordsPerMerchant: { idempotencyKeys: 2, signatureReplays: 0 },
+    };
+    const claim = (key: string) =>
+      claimIdempotencyKey(store, erin.id, key, requestFingerprint('cancel', { externalId: key }));
+    const dayMs = 24 * 3_600_000;
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      await claim('early-1');
+      vi.advanceTimersByTime(3 * 3_600_000);
+      await claim('late-1');
+      await expect(claim('refused')).rejects.toMatchObject({ errorName: 'RATE_LIMITED' });
+      // A day and an hour after the first record: it has expired and left the count; the later one has not.
+      vi.advanceTimersByTime(dayMs - 3 * 3_600_000 + 2 * 3_600_000);
+      await claim('after-early-expired');
+      await expect(claim('refused-again')).rejects.toMatchObject({ errorName: 'RATE_LIMITED' });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
