@@ -96,6 +96,8 @@ export async function enqueueAndAnswer<N extends Operation>(
     c.header('Idempotent-Replayed', 'true');
     return accepted(c, plannedJobId);
   }
+  if (claims.unsettled)
+    c.get('logger').info({ jobId: plannedJobId }, 'earlier store of this job not found: storing it');
 
   let jobId: string;
   try {
@@ -115,8 +117,9 @@ export async function enqueueAndAnswer<N extends Operation>(
     if (enqueued.shared) c.get('logger').info({ jobId, operation: name }, 'identical waiting request: job shared');
   } catch (error) {
     // The job may be stored under its planned id (a timeout): the records keep naming it, so a retry
-    // answers that id and never queues a second job. Certainly not stored: the records are freed, so
-    // the merchant's retry is not refused as in flight.
+    // finds it there or stores it under that id, and never queues a second job. Certainly not stored:
+    // the records are freed (but those naming an earlier unsettled store's id), so the merchant's retry
+    // is not refused as in flight.
     if (plannedJobId === undefined || !isStoreOutcomeUnknown(error)) await releaseAll(c, claims.held);
     throw error;
   }
