@@ -14,7 +14,10 @@ import type { AppEnv } from '../context.js';
  * (job-catalogue.ts); Postgres holds its audit row from its start on, after Redis has let it go. Found
  * in either: the job was stored, and is answered. Found in neither: it was not, and the retry stores it
  * now under the same id; a first store that still lands later is the same job id, which BullMQ keeps
- * once. Either store down: 503 (errorCode 11), and the record stays as it is for the next retry.
+ * once. (Only a first store delayed past the job's whole life in Redis, its run and an hour after, could
+ * add it again: the producer's connection gives a command up after its second failed reconnect, within
+ * a second of a broken link.) Either store down: 503 (errorCode 11), and the record stays as it is for
+ * the next retry.
  */
 export async function isJobStored(c: Context<AppEnv>, name: Operation, jobId: string): Promise<boolean> {
   const { producer, db } = c.get('deps');
