@@ -15,8 +15,9 @@ import type { AppEnv } from '../context.js';
  * in either: the job was stored, and is answered. Found in neither: it was not, and the retry stores it
  * now under the same id; a first store that still lands later is the same job id, which BullMQ keeps
  * once. (Only a first store delayed past the job's whole life in Redis, its run and an hour after, could
- * add it again: the producer's connection gives a command up after its second failed reconnect, within
- * a second of a broken link.) Either store down: 503 (errorCode 11), and the record stays as it is for
+ * add it again: a command stuck in a stalled link is delivered, or dropped with the connection, within
+ * TCP's retransmission limit, about 15 minutes on Linux; after a broken link the producer's connection
+ * resends it at most once, at once, or gives it up.) Either store down: 503 (errorCode 11), and the record stays as it is for
  * the next retry.
  */
 export async function isJobStored(c: Context<AppEnv>, name: Operation, jobId: string): Promise<boolean> {
