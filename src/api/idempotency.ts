@@ -87,7 +87,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
-/** What a pending record's store may take beyond its deadline before a retry answers its job id. */
+/** What a pending record's store may take beyond its deadline before a retry takes the record over. */
 const PENDING_GRACE_MS = 1_000;
 
 export interface IdempotencyStore {
