@@ -215,6 +215,18 @@ export const configSchema = z
      * of bulk jobs does not refuse single cancels) the API answers 503 instead of queueing more; 0 = no cap.
      */
     QUEUE_MAX_WAITING: nonNegativeInt(0),
+    /**
+     * Most Idempotency-Key records one merchant may have in Redis at once (each lives 24 h, ~200 bytes):
+     * 1,000,000 is a fresh key every 86 ms all day long (11.6 a second), ~200 MB. Past it a request with
+     * a new key is 429 (errorCode 7); repeats of existing keys still replay. 0: no bound.
+     */
+    IDEMPOTENCY_RECORDS_PER_MERCHANT: nonNegativeInt(1_000_000),
+    /**
+     * Most version-2 replay records one merchant may have in Redis at once (one per v2 cancel, each
+     * living up to two SIGNATURE_WINDOW_MS, ~250 bytes): 600,000 is the default rate limit (1,000 a
+     * second) for two 5-minute windows, ~150 MB. Past it a new v2 cancel is 429 (errorCode 7). 0: no bound.
+     */
+    SIGNATURE_REPLAY_RECORDS_PER_MERCHANT: nonNegativeInt(600_000),
     /** Default per-merchant cap of bulk jobs queued or running (fan-out parts not counted); a merchant's own setting wins. */
     MAX_QUEUED_JOBS: positiveInt(100),
 

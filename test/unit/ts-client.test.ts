@@ -61,3 +61,27 @@ describe('clients/typescript clock', () => {
     expect(Math.abs((sent[1] as number) - serverTime)).toBeLessThan(1_000);
   });
 });
+
+describe('clients/typescript retries', () => {
+  it('throws an answer whose Retry-After is longer than maxDelayMs instead of sleeping on it', async () => {
+    const slept: number[] = [];
+    let sent = 0;
+    const fakeFetch = (async () => {
+      sent += 1;
+      const body = JSON.stringify({ errorCode: 7, errorMessage: 'Too many Idempotency-Key records' });
+      return new Response(body, { status: 429, headers: { 'retry-after': '86400' } });
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({
+      baseUrl: 'http://service',
+      merchantId: 'm',
+      secret: 's',
+      fetch: fakeFetch,
+      sleep: async (ms) => {
+        slept.push(ms);
+      },
+    });
+    await expect(client.readAll()).rejects.toMatchObject({ status: 429, errorCode: 7, retryAfterSeconds: 86_400 });
+    expect(sent).toBe(1);
+    expect(slept).toEqual([]);
+  });
+});

@@ -19,6 +19,11 @@ export interface MerchantClientOptions {
   signatureVersion?: 1 | 2;
   /** Attempts per request, the first included (default 6). */
   maxAttempts?: number;
+  /**
+   * The longest Retry-After waited for, in ms (default 30 s): an answer asking for longer (a merchant's
+   * bound of Idempotency-Keys reached, say, which frees up in hours) is thrown, not slept on.
+   */
+  maxDelayMs?: number;
   /** The service's limits, if the operator changed them (docs/interface.md, "Limits"). */
   limits?: { maxItems?: number; maxBodyBytes?: number; maxQueuedJobs?: number };
   /** For tests: the fetch and the wait to use. */
@@ -244,6 +249,7 @@ export class MerchantClient {
         answer.status === 502 ||
         answer.status === 504;
       if (!retryable || last) throw error;
+      if (retryAfter !== null && retryAfter * 1_000 > (this.options.maxDelayMs ?? 30_000)) throw error;
       await this.sleep(backoffMs(attempt, retryAfter));
     }
   }

@@ -823,7 +823,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant. Ignored by a dry run. */
+                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
                 /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
                 prefer?: string;
@@ -995,7 +995,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant. Ignored by a dry run. */
+                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
                 /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
                 prefer?: string;
@@ -1167,7 +1167,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant. Ignored by a dry run. */
+                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
                 /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
                 prefer?: string;
