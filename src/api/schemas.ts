@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { DEFAULT_BULK_MAX_ITEMS } from '../shared/config.js';
 import { configurationStatuses, rewardTypes } from '../shared/db/schema.js';
 import { AppError } from '../shared/errors.js';
-import { identifierSchema, textSchema, timestampSchema, uuidSchema } from '../shared/wire-rules.js';
+import { identifierSchema, timestampSchema, uuidSchema } from '../shared/wire-rules.js';
 
 /**
  * Schemas shared by several routes. The same objects validate requests and generate /openapi.json.
@@ -54,7 +54,7 @@ export function hashSchema(description: string) {
 export const identifier = identifierSchema();
 
 /** A job id as the X-Job-Id of a cancel answer gave it: 1 to 128 characters. */
-export const jobIdSchema = () => textSchema(1, 128);
+export const jobIdSchema = () => z.string().min(1).max(128);
 
 /** `dryRun` of the bulk cancel routes: count what the request would do, queue nothing. */
 export const dryRunField = z

@@ -22,29 +22,6 @@ export function isUuid(text: string): boolean {
 export const IDENTIFIER_MAX_LENGTH = 255;
 
 /**
- * Characters as JSON Schema's minLength/maxLength and Postgres' `length()` count them: code points,
- * not the UTF-16 units of `String.length` (an emoji is one character, not two). The rules below count
- * this way, so the OpenAPI documents' lengths are the ones enforced.
- */
-export function characterCount(text: string): number {
-  let count = 0;
-  for (const _ of text) count += 1;
-  return count;
-}
-
-/** Text of `min` to `max` characters (code points), declared as minLength/maxLength in the documents. */
-export function textSchema(min: number, max: number) {
-  const message = min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`;
-  return z
-    .string()
-    .refine((text) => {
-      const count = characterCount(text);
-      return count >= min && count <= max;
-    }, message)
-    .openapi({ minLength: min, maxLength: max });
-}
-
-/**
  * Postgres `text` cannot hold NUL: such a value would fail the query and answer 500. A pattern (not a
  * refinement) so that the documents state it: `^[^\u0000]*$`.
  */
@@ -52,11 +29,15 @@ export function textSchema(min: number, max: number) {
 const NO_NUL = /^[^\u0000]*$/;
 export const NO_NUL_MESSAGE = 'must not contain NUL characters';
 
-/** Merchant-chosen text of `min` to `max` characters without NUL (external ids, player ids, names). */
-export const storedTextSchema = (min: number, max: number) => textSchema(min, max).regex(NO_NUL, NO_NUL_MESSAGE);
+/** Merchant-chosen text stored in Postgres: no NUL. */
+export const withoutNul = (schema: z.ZodString) => schema.regex(NO_NUL, NO_NUL_MESSAGE);
 
-/** Merchant-chosen identifiers: 1 to 255 characters, no NUL. */
-export const identifierSchema = () => storedTextSchema(1, IDENTIFIER_MAX_LENGTH);
+/**
+ * Merchant-chosen identifiers: 1 to 255 characters, no NUL. zod counts characters as JSON Schema's
+ * minLength/maxLength and Postgres' `length()` do (code points: an emoji is one), so the documents'
+ * lengths are the ones enforced.
+ */
+export const identifierSchema = () => withoutNul(z.string().min(1).max(IDENTIFIER_MAX_LENGTH));
 
 /** The largest timestamp: epoch milliseconds are read as JavaScript numbers, exact up to here. */
 export const TIMESTAMP_MAX = Number.MAX_SAFE_INTEGER;

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import { findBetSlipSession } from '../../shared/repositories/sessions.repository.js';
-import { textSchema, timestampSchema, timestampTextSchema } from '../../shared/wire-rules.js';
+import { timestampSchema, timestampTextSchema } from '../../shared/wire-rules.js';
 import { betSlipAnswerJson } from '../bet-slip-answer.js';
 import type { App, AppEnv } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -17,7 +17,7 @@ const betSlipFields = {
       'string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way.',
     example: 1763679600000,
   }),
-  authToken: textSchema(1, 1_024).openapi({ description: 'Game session token', example: 'demo-session-token' }),
+  authToken: z.string().min(1).max(1_024).openapi({ description: 'Game session token', example: 'demo-session-token' }),
   hash: hashSchema(
     'hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by ' +
       'the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out.',

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { IDENTIFIER_MAX_LENGTH, textSchema } from '../../shared/wire-rules.js';
+import { IDENTIFIER_MAX_LENGTH } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { readJobListingPage } from '../jobs/job-listing-page.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -15,7 +15,7 @@ const outcomes = ['notFound', 'notCancellable', 'alreadyCancelled'] as const;
 const UnappliedCursorSchema = z
   .object({
     kind: z.enum(kinds),
-    identifier: textSchema(1, IDENTIFIER_MAX_LENGTH),
+    identifier: z.string().min(1).max(IDENTIFIER_MAX_LENGTH),
   })
   .openapi('UnappliedCursor', { description: 'Where a page starts: the `next` of the page before, as it came' });
 

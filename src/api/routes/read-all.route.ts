@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { configurationStatuses, rewardTypes } from '../../shared/db/schema.js';
-import { IDENTIFIER_MAX_LENGTH, storedTextSchema } from '../../shared/wire-rules.js';
+import { IDENTIFIER_MAX_LENGTH, withoutNul } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { readAllCacheKey } from '../read-all-cache.js';
@@ -13,7 +13,7 @@ import { rawJson } from '../typed-responses.js';
 const ReadAllRequestSchema = z
   .object({
     ...signedFields,
-    name: storedTextSchema(0, IDENTIFIER_MAX_LENGTH)
+    name: withoutNul(z.string().max(IDENTIFIER_MAX_LENGTH))
       .nullish()
       .openapi({ description: 'Case-insensitive substring of the name' }),
     status: z.enum(configurationStatuses).nullish(),
