@@ -747,7 +747,10 @@ export interface components {
             awayTeam: string;
         };
         BetSlipRequest: {
-            /** @example 8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b */
+            /**
+             * @description The merchant; the first part of the signed string (not a registered merchant: 401 errorCode 2)
+             * @example 8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b
+             */
             merchantId: string;
             /**
              * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way.
@@ -2262,7 +2265,9 @@ export interface operations {
     getBetSlip: {
         parameters: {
             query: {
+                /** @description The merchant; the first part of the signed string (not a registered merchant: 401 errorCode 2) */
                 merchantId: string;
+                /** @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): up to 16 digits (leading zeros allowed), at most 9007199254740991; the digits as sent are the second part of the signed string. */
                 timestamp: string;
                 /** @description Game session token */
                 authToken: string;

@@ -10,7 +10,10 @@ import { ErrorBodySchema, hashSchema, jsonBody, merchantErrorResponses } from '.
 import { rawJson } from '../typed-responses.js';
 
 const betSlipFields = {
-  merchantId: z.string().min(1).openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
+  merchantId: z.string().min(1).openapi({
+    description: 'The merchant; the first part of the signed string (not a registered merchant: 401 errorCode 2)',
+    example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b',
+  }),
   timestamp: timestampSchema().openapi({
     description:
       'Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a ' +
@@ -25,7 +28,15 @@ const betSlipFields = {
 };
 
 const BetSlipRequestSchema = z.object(betSlipFields).openapi('BetSlipRequest');
-const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: timestampTextSchema() });
+const BetSlipQuerySchema = z.object({
+  ...betSlipFields,
+  timestamp: timestampTextSchema().openapi({
+    description:
+      'Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): up to 16 digits ' +
+      '(leading zeros allowed), at most 9007199254740991; the digits as sent are the second part of the signed string.',
+    example: '1763679600000',
+  }),
+});
 
 const BetSchema = z
   .object({
