@@ -27,7 +27,7 @@ export const IDENTIFIER_MAX_LENGTH = 255;
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the very character this rule refuses.
 const NO_NUL = /^[^\u0000]*$/;
-export const NO_NUL_MESSAGE = 'must not contain NUL characters';
+const NO_NUL_MESSAGE = 'must not contain NUL characters';
 
 /** Merchant-chosen text stored in Postgres: no NUL. */
 export const withoutNul = (schema: z.ZodString) => schema.regex(NO_NUL, NO_NUL_MESSAGE);
