@@ -7,6 +7,9 @@ import { MAX_QUEUE_SHARDS, parseShardList } from './queue/shards.js';
 import { DEVELOPMENT_KEY_RING_FILE, developmentKeyRing } from './secrets/development-key-ring.js';
 import { parseKeyRing } from './secrets/key-ring-text.js';
 
+/** Most identifiers in one bulk request unless BULK_MAX_ITEMS says otherwise; the OpenAPI documents state it. */
+export const DEFAULT_BULK_MAX_ITEMS = 10_000;
+
 /**
  * The only place that reads the environment. Every process parses it once at start-up; a bad value
  * stops the process with a message naming the variable (see `loadConfigOrExit`).
@@ -132,7 +135,7 @@ export const configSchema = z
     /** Largest request body accepted, in bytes. */
     BODY_LIMIT_BYTES: positiveInt(2 * 1024 * 1024),
     /** Most identifiers one bulkCancel / bulkCancelByQuery request may carry. */
-    BULK_MAX_ITEMS: positiveInt(10_000),
+    BULK_MAX_ITEMS: positiveInt(DEFAULT_BULK_MAX_ITEMS),
     /**
      * Which proxies' X-Forwarded-For is believed when finding a caller's address for IP allow-lists:
      * `false` (default, the peer address is the source), or a comma-separated list of proxy IPs/CIDRs.

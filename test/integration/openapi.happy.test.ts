@@ -97,15 +97,24 @@ describe('the checked-in documents (npm run openapi)', () => {
     }
   });
 
-  it('declare the merchant signature as a security scheme required by every merchant operation', () => {
-    expect(document.components?.securitySchemes?.merchantSignature).toMatchObject({
-      type: 'apiKey',
-      in: 'header',
-      name: 'X-Signature',
-    });
+  it('declare every operation and webhook security: [] (signed in the body), with the signed fields named', () => {
+    // No scheme a generator would fill once and send on every request: the signature is per request.
+    expect(document.components?.securitySchemes).toBeUndefined();
     for (const { path, method, operation } of allOperations(document)) {
+      expect(operation.security, `${method} ${path}`).toEqual([]);
       const signed = path.startsWith('/api/v1/') || path === '/betSlip';
-      expect(operation.security, `${method} ${path}`).toEqual(signed ? [{ merchantSignature: [] }] : undefined);
+      const extension = (operation as Record<string, unknown>)['x-body-signature'];
+      if (!signed) expect(extension, `${method} ${path}`).toBeUndefined();
+      else
+        expect(extension, `${method} ${path}`).toMatchObject({
+          in: method === 'get' ? 'query' : 'body',
+          fields: ['merchantId', 'timestamp', 'hash'],
+          signedString: '{merchantId}{timestamp}',
+          algorithm: 'HMAC-SHA256',
+        });
+    }
+    for (const [name, item] of Object.entries(document.webhooks ?? {})) {
+      expect(item.post?.security, name).toEqual([]);
     }
   });
 
@@ -209,7 +218,12 @@ describe('GET /openapi.json', () => {
 
   it('declares the X-Signature header (signature version 2) on every merchant operation', () => {
     const parameters = (document.components as { parameters?: Record<string, Record<string, unknown>> }).parameters;
-    expect(parameters?.XSignature).toMatchObject({ name: 'X-Signature', in: 'header', required: false });
+    expect(parameters?.XSignature).toMatchObject({
+      name: 'X-Signature',
+      in: 'header',
+      required: false,
+      'x-signed-string': '{t}.{METHOD}.{path with query}.{raw body}',
+    });
     const merchantOperations = Object.entries(document.paths)
       .filter(([path]) => path.startsWith('/api/v1/') || path === '/betSlip')
       .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
@@ -260,7 +274,7 @@ describe('GET /openapi.json', () => {
     }
     for (const [path, item] of Object.entries(adminDocument.paths).filter(([p]) => !p.startsWith('/admin/'))) {
       for (const [method, operation] of Object.entries(item)) {
-        expect(operation.security, `${method} ${path}`).toBeUndefined();
+        expect(operation.security, `${method} ${path}`).toEqual([]);
       }
     }
   });

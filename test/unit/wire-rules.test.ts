@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   identifierSchema,
@@ -45,6 +46,11 @@ describe('identifier rule', () => {
   ])('refuses %s', (_, value) => {
     expect(identifierSchema().safeParse(value).success).toBe(false);
   });
+
+  it('counts characters as JSON Schema maxLength and Postgres length() do: an emoji is one', () => {
+    expect(identifierSchema().safeParse('\u{1F600}'.repeat(255)).success).toBe(true);
+    expect(identifierSchema().safeParse('\u{1F600}'.repeat(256)).success).toBe(false);
+  });
 });
 
 describe('timestamp rule', () => {
@@ -80,6 +86,22 @@ describe('timestamp rule', () => {
   ])('refuses %j in the middleware check and the schema alike', (value) => {
     expect(timestampDigits(value)).toBeNull();
     expect(timestampSchema().safeParse(value).success).toBe(false);
+  });
+
+  it('takes a string of digits exactly when its value is at most the largest safe integer (the pattern the documents state)', () => {
+    const digits = fc.oneof(
+      fc.stringMatching(/^\d{1,17}$/),
+      fc.stringMatching(/^9007199254\d{6,7}$/),
+      fc.integer({ min: -20, max: 20 }).map((delta) => (9007199254740991n + BigInt(delta)).toString()),
+    );
+    fc.assert(
+      fc.property(digits, (text) => {
+        const expected = text.length <= 16 && BigInt(text) <= BigInt(Number.MAX_SAFE_INTEGER);
+        expect(timestampDigits(text) !== null).toBe(expected);
+        expect(timestampSchema().safeParse(text).success).toBe(expected);
+      }),
+      { seed: 40, numRuns: 2_000 },
+    );
   });
 
   it('takes only the string form in a query string', () => {

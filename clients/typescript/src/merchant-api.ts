@@ -365,16 +365,17 @@ export interface components {
         CancelRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
@@ -383,9 +384,13 @@ export interface components {
              * @description Reward id (exactly one of id or externalId)
              */
             id?: string | null;
-            /** @description Merchant-defined reward id */
+            /** @description Merchant-defined reward id (exactly one of id or externalId) */
             externalId?: string | null;
-        };
+        } & ({
+            id: string;
+        } | {
+            externalId: string;
+        });
         BulkCancelDryRun: {
             /** @description Distinct identifiers of the request */
             requested: number;
@@ -398,19 +403,21 @@ export interface components {
             /** @description Identifiers that match no reward of the merchant */
             notFound: number;
         };
+        /** @description ids and externalIds together hold 1 to 10,000 entries (BULK_MAX_ITEMS; each list alone is at most that, their sum is checked too): at least one list is non-empty. Absent or null lists count as empty. */
         BulkCancelRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
@@ -420,6 +427,10 @@ export interface components {
             externalIds?: string[] | null;
             /** @description true: queue nothing and answer 200 with what the request would do now (counts, as JSON). An Idempotency-Key is ignored on a dry run. */
             dryRun?: boolean | null;
+        } | {
+            ids: unknown[];
+        } | {
+            externalIds: unknown[];
         };
         BulkCancelByQueryDryRun: {
             /** @description Distinct player ids of the request */
@@ -430,20 +441,21 @@ export interface components {
         BulkCancelByQueryRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
-            /** @description Players whose ACTIVE rewards are cancelled */
+            /** @description Players whose ACTIVE rewards are cancelled: 1 to 10,000 (BULK_MAX_ITEMS) */
             playerIds: string[];
             /**
              * Format: uuid
@@ -458,16 +470,17 @@ export interface components {
         AbortJobRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
@@ -517,16 +530,17 @@ export interface components {
         ReadAllRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
@@ -544,16 +558,17 @@ export interface components {
         JobStatusRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
@@ -577,16 +592,17 @@ export interface components {
         JobRewardsRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
@@ -626,16 +642,17 @@ export interface components {
         JobUnappliedRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
@@ -661,16 +678,17 @@ export interface components {
         ListJobsRequest: {
             /**
              * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
              * @example 00000000-0000-4000-8000-000000000001
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
              */
             hash: string;
@@ -729,10 +747,13 @@ export interface components {
             awayTeam: string;
         };
         BetSlipRequest: {
-            /** @example 8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b */
+            /**
+             * @description The merchant; the first part of the signed string (not a registered merchant: 401 errorCode 2)
+             * @example 8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b
+             */
             merchantId: string;
             /**
-             * @description Epoch milliseconds
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way.
              * @example 1763679600000
              */
             timestamp: number | string;
@@ -741,13 +762,16 @@ export interface components {
              * @example demo-session-token
              */
             authToken: string;
-            /** @description hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed) */
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             */
             hash: string;
         };
     };
     responses: never;
     parameters: {
-        /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+        /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
         XSignature: string;
     };
     requestBodies: never;
@@ -827,7 +851,7 @@ export interface operations {
                 "idempotency-key"?: string;
                 /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
                 prefer?: string;
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -999,7 +1023,7 @@ export interface operations {
                 "idempotency-key"?: string;
                 /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
                 prefer?: string;
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1171,7 +1195,7 @@ export interface operations {
                 "idempotency-key"?: string;
                 /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
                 prefer?: string;
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1339,7 +1363,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1503,7 +1527,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1641,7 +1665,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1791,7 +1815,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1955,7 +1979,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2105,7 +2129,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2241,15 +2265,17 @@ export interface operations {
     getBetSlip: {
         parameters: {
             query: {
+                /** @description The merchant; the first part of the signed string (not a registered merchant: 401 errorCode 2) */
                 merchantId: string;
+                /** @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): up to 16 digits (leading zeros allowed), at most 9007199254740991; the digits as sent are the second part of the signed string. */
                 timestamp: string;
                 /** @description Game session token */
                 authToken: string;
-                /** @description hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed) */
+                /** @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2. */
                 hash: string;
             };
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2382,7 +2408,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;

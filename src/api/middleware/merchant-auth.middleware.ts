@@ -2,7 +2,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
-import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
+import { isUuid, TIMESTAMP_MAX, timestampDigits } from '../../shared/wire-rules.js';
 import { authRefusal, echo, timestampExpiredMessage, unusualTimestampSpelling } from '../auth/refusal-messages.js';
 import {
   type BodyBoundRequest,
@@ -280,8 +280,9 @@ function readSignedFields(input: Record<string, unknown>, merchantIdIsUuid: bool
     const sent = timestamp === undefined ? 'nothing' : echo(JSON.stringify(timestamp) ?? String(timestamp));
     throw new AppError(
       'INVALID_REQUEST',
-      `timestamp: required, epoch milliseconds as a non-negative integer or a string of decimal digits (got ${sent}; ` +
-        'exponent and fraction forms such as 1.7636796E12 or 1763679600000.0 are refused)',
+      `timestamp: required, epoch milliseconds: an integer from 0 to ${TIMESTAMP_MAX}, or a string of up to ` +
+        `16 decimal digits of such a value (got ${sent}; exponent and fraction forms such as 1.7636796E12 or ` +
+        '1763679600000.0 are refused)',
     );
   }
   if (typeof hash !== 'string') {

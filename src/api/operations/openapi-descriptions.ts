@@ -7,10 +7,11 @@ admin API, the queue dashboard and the metrics answer on the deployment's admin 
 described by a document of their own (openapi/admin.json, served at \`/openapi.json\` there). Guides: docs/interface.md (the routes),
 the limits and the retry rules (docs/interface.md, "Limits" and "Retrying").
 
-## Merchant signature (security scheme \`merchantSignature\`)
+## Merchant signature (in the body: \`security: []\`, extension \`x-body-signature\`)
 
 Every request carries \`merchantId\`, \`timestamp\` and \`hash\` in its JSON body (query parameters for
-\`GET /betSlip\`).
+\`GET /betSlip\`). No header or key is set once: each operation declares \`security: []\` and names the
+signed fields and string in its \`x-body-signature\` extension.
 
 - The signed message is the UTF-8 bytes of \`merchantId\` immediately followed by the decimal digits
   of \`timestamp\` as sent, with no separator. \`authToken\` and every other field are not signed.

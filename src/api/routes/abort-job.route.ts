@@ -7,12 +7,12 @@ import { requestAbort } from '../../shared/queue/job-abort.js';
 import type { App } from '../context.js';
 import { findJobStatus, primaryJobRecords } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { errorResponse, jobIdSchema, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
 const AbortJobRequestSchema = z
   .object({
     ...signedFields,
-    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a cancel answer' }),
+    jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a cancel answer' }),
   })
   .openapi('AbortJobRequest');
 

@@ -4,7 +4,15 @@ import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { previewCancelOfPlayers } from '../repositories/cancellation-preview.repository.js';
-import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import {
+  assertListSize,
+  bulkList,
+  dryRunField,
+  identifier,
+  jsonBody,
+  merchantErrorResponses,
+  signedFields,
+} from '../schemas.js';
 import {
   acceptedResponse,
   CancelAcceptedSchema,
@@ -16,7 +24,9 @@ import {
 const BulkCancelByQueryRequestSchema = z
   .object({
     ...signedFields,
-    playerIds: z.array(identifier).openapi({ description: 'Players whose ACTIVE rewards are cancelled' }),
+    playerIds: bulkList(identifier, 1).openapi({
+      description: 'Players whose ACTIVE rewards are cancelled: 1 to 10,000 (BULK_MAX_ITEMS)',
+    }),
     rewardConfigurationId: uuidSchema().nullish().openapi({ description: 'Only rewards of this configuration' }),
     externalRewardConfigurationId: identifier
       .nullish()

@@ -4,7 +4,15 @@ import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { previewCancelByIdentifiers } from '../repositories/cancellation-preview.repository.js';
-import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import {
+  assertListSize,
+  bulkList,
+  dryRunField,
+  identifier,
+  jsonBody,
+  merchantErrorResponses,
+  signedFields,
+} from '../schemas.js';
 import {
   acceptedResponse,
   CancelAcceptedSchema,
@@ -16,11 +24,20 @@ import {
 const BulkCancelRequestSchema = z
   .object({
     ...signedFields,
-    ids: z.array(uuidSchema()).nullish().openapi({ description: 'Reward ids' }),
-    externalIds: z.array(identifier).nullish().openapi({ description: 'Merchant-defined reward ids' }),
+    ids: bulkList(uuidSchema(), 0).nullish().openapi({ description: 'Reward ids' }),
+    externalIds: bulkList(identifier, 0).nullish().openapi({ description: 'Merchant-defined reward ids' }),
     dryRun: dryRunField,
   })
-  .openapi('BulkCancelRequest');
+  .openapi('BulkCancelRequest', {
+    description:
+      'ids and externalIds together hold 1 to 10,000 entries (BULK_MAX_ITEMS; each list alone is at most that, ' +
+      'their sum is checked too): at least one list is non-empty. Absent or null lists count as empty.',
+    // At least one entry (the route's assertListSize): one of the lists is a non-empty array.
+    anyOf: [
+      { required: ['ids'], properties: { ids: { type: 'array', minItems: 1 } } },
+      { required: ['externalIds'], properties: { externalIds: { type: 'array', minItems: 1 } } },
+    ],
+  });
 
 const count = (description: string) => z.number().int().nonnegative().openapi({ description });
 

@@ -16,13 +16,20 @@ const CancelRequestSchema = z
   .object({
     ...signedFields,
     id: uuidSchema().nullish().openapi({ description: 'Reward id (exactly one of id or externalId)' }),
-    externalId: identifier.nullish().openapi({ description: 'Merchant-defined reward id' }),
+    externalId: identifier
+      .nullish()
+      .openapi({ description: 'Merchant-defined reward id (exactly one of id or externalId)' }),
   })
   .refine((body) => (body.id == null) !== (body.externalId == null), {
     message: 'exactly one of id or externalId is required',
     path: ['id'],
   })
   .openapi('CancelRequest', {
+    // The refinement above, as the document states it: exactly one of the two is a string (null is absent).
+    oneOf: [
+      { required: ['id'], properties: { id: { type: 'string' } } },
+      { required: ['externalId'], properties: { externalId: { type: 'string' } } },
+    ],
     // The v2 vector "POST rewards/cancel" of docs/signing-test-vectors.json: with the X-Signature example,
     // a request that verifies for the demo merchant (secret demo-secret-key-change-me).
     example: {
