@@ -110,8 +110,9 @@ describe('following a bulk job', () => {
       });
       progress.push(...rest.slice(0, -1));
       expect(progress.every((event) => event.event === 'progress')).toBe(true);
+      // A second apart when written; read here with the delivery's jitter (an event loop busy with the worker).
       for (let index = 1; index < progress.length; index++) {
-        expect((progress[index] as ReadEvent).at - (progress[index - 1] as ReadEvent).at).toBeGreaterThanOrEqual(900);
+        expect((progress[index] as ReadEvent).at - (progress[index - 1] as ReadEvent).at).toBeGreaterThanOrEqual(750);
       }
       // Each event says something new: no two progress events carry the same status.
       expect(new Set(progress.map((event) => event.id)).size).toBe(progress.length);
