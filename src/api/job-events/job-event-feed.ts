@@ -8,7 +8,7 @@ import type { ShardLayout } from '../../shared/queue/shards.js';
 export type QueueJobEvent = (queueName: QueueName, jobId: string) => void;
 
 /** The event our abort route adds beside BullMQ's own: a withdrawn single cancel has no event of BullMQ's. */
-export const ABORTED_EVENT = 'jobAborted';
+const ABORTED_EVENT = 'jobAborted';
 
 /** BullMQ's default length of a queue's event stream: announcing must not trim it shorter. */
 const EVENT_STREAM_LENGTH = 10_000;

@@ -8,7 +8,7 @@ import { JobEventFeed } from './job-event-feed.js';
 import { JobSubscription } from './job-subscription.js';
 
 /** Reads one job's status (job-status.ts findJobStatus): from Redis while BullMQ holds it, else Postgres. */
-export type JobStatusReader = (jobId: string, merchantId: string) => Promise<JobStatus | null>;
+type JobStatusReader = (jobId: string, merchantId: string) => Promise<JobStatus | null>;
 
 /** One job followed by one or more streams: its status is read once for all of them. */
 interface Watch {

@@ -9,7 +9,7 @@ import type { JobSubscription } from './job-subscription.js';
  * `Last-Event-ID` is sent the job's status only if it differs from the one it has, on whichever API
  * process it reaches. The final event is sent whatever the id: a reconnect after the end gets it at once.
  */
-export function jobEventId(status: PublicJobStatus): string {
+function jobEventId(status: PublicJobStatus): string {
   return createHash('sha256').update(JSON.stringify(status)).digest('base64url').slice(0, 22);
 }
 
