@@ -247,6 +247,9 @@ async function main(): Promise<void> {
       finalStatusOfOneStream: tallies[0]?.final?.data ?? null,
       jobStatusAfter: status,
       streamsEndedAfterFinal: tallies.filter((tally) => tally.endedAt !== null).length,
+      // Every statement the API sent through the relay in the whole run (its readiness checks, the merchant's
+      // lookup): shows the relay counted the API's statements at all.
+      apiStatementsWholeRun: counter.statements,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     // A check of its own: the claim this script exists for.
