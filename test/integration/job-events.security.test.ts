@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReadRouter } from '../../src/api/api-deps.js';
+import { createJobEventHub } from '../../src/api/job-events/job-event-hub-wiring.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { Metrics } from '../../src/shared/metrics.js';
+import { createRedis } from '../../src/shared/queue/redis.js';
+import { ShardLayout } from '../../src/shared/queue/shards.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -125,6 +131,36 @@ describe('bounds', () => {
       open.push(again);
     } finally {
       await Promise.all(open.map((stream) => stream.close()));
+    }
+  });
+
+  it('answers 429 errorCode 7 past the per-process bound, whichever merchant asks', async () => {
+    const config = { ...env.config, JOB_EVENTS_MAX_STREAMS: 1 };
+    const logger = createLogger({ level: config.LOG_LEVEL, name: 'job-events-bound' });
+    const redis = createRedis(config, 'producer', 'job-events-bound');
+    const reads = createReadRouter(
+      config,
+      logger,
+      new Metrics({ collectDefaults: false, processName: 'api' }),
+      env.db,
+      undefined,
+    );
+    const jobEvents = createJobEventHub({ config, logger, redis, shards: new ShardLayout(config), reads });
+    const own = await startTestApi(env, { jobEvents });
+    const open: OpenEventStream[] = [];
+    try {
+      const othersJob = await requestCancellation(own, other, 'bulkCancelByQuery', { playerIds: ['nobody'] });
+      const first = await openEventStream(`${own.baseUrl}${eventsPath}?${jobEventsQuery(merchant, jobId)}`);
+      open.push(first);
+      expect(first.response.status).toBe(200);
+      const refused = await fetch(`${own.baseUrl}${eventsPath}?${jobEventsQuery(other, othersJob)}`);
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toMatchObject({ errorCode: 7 });
+    } finally {
+      await Promise.all(open.map((stream) => stream.close()));
+      await own.close();
+      await reads.close();
+      redis.disconnect();
     }
   });
 });
