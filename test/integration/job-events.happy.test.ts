@@ -30,6 +30,9 @@ beforeAll(async () => {
     FANOUT_CHUNK_SIZE: '20',
     WORKER_BULK_CONCURRENCY: '1',
     JOB_EVENTS_HEARTBEAT_MS: String(HEARTBEAT_MS),
+    // Only receiving a request is timed: a stream outlives these by far and is not cut.
+    HTTP_REQUEST_TIMEOUT_MS: '1000',
+    HTTP_HEADERS_TIMEOUT_MS: '1000',
   });
   api = await startTestApi(env);
   merchant = await createMerchant(env.db);
