@@ -9,6 +9,7 @@ import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
 import { HeavyReadLimiter } from './heavy-read-limiter.js';
 import { AccessLog } from './http/access-log.js';
+import { createJobEventHub } from './job-events/job-event-hub-wiring.js';
 import { CancellationProducer } from './jobs/producer.js';
 import { LocalTokenBuckets } from './local-token-buckets.js';
 import { MerchantDirectory } from './merchant-directory.js';
@@ -109,6 +110,7 @@ export function createApiDeps(
       maxBytes: config.READ_CACHE_MAX_BYTES,
     }),
     heavyReads: new HeavyReadLimiter(config.HEAVY_READS_PER_MERCHANT),
+    jobEvents: createJobEventHub({ config, logger, redis, shards, reads }),
     rateLimiter: new RateLimiter({
       redis: requestRedis,
       layout: shards,

@@ -270,6 +270,20 @@ export const configSchema = z
      * replicas a merchant may have up to N times this many.
      */
     HEAVY_READS_PER_MERCHANT: positiveInt(2),
+    /**
+     * Job event streams (GET jobs/events) open at once in one API process, all merchants together, and
+     * per merchant in that process; past either, 429 errorCode 7 with Retry-After. Counted in memory: with
+     * N API replicas a merchant may hold up to N times its bound.
+     */
+    JOB_EVENTS_MAX_STREAMS: positiveInt(2_000),
+    JOB_EVENTS_MAX_STREAMS_PER_MERCHANT: positiveInt(20),
+    /** A comment line on every job event stream this often, so that proxies keep an idle stream open. */
+    JOB_EVENTS_HEARTBEAT_MS: positiveInt(15_000),
+    /**
+     * How often each watched job is read again with no event for it (an event lost to a Redis failover
+     * or to the event stream's trim): once per job per interval, whatever the number of its streams.
+     */
+    JOB_EVENTS_RECHECK_MS: positiveInt(30_000),
     /** Rewards per transaction in the worker. */
     CANCEL_BATCH_SIZE: positiveInt(10_000),
     /** A bulk job with more identifiers than this is split into child jobs shared by all workers. */

@@ -85,3 +85,53 @@ describe('clients/typescript retries', () => {
     expect(slept).toEqual([]);
   });
 });
+
+describe('clients/typescript watch', () => {
+  const status = (state: string, progress: number) => ({ jobId: 'j', state, progress });
+  const block = (event: string, id: string, data: unknown) =>
+    `event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
+
+  it('yields progress then the final event, and after a dropped stream reconnects signed afresh with Last-Event-ID', async () => {
+    const requests: Array<{ url: URL; lastEventId: string | null }> = [];
+    const fakeFetch = (async (url: string, init: { headers: Record<string, string> }) => {
+      requests.push({ url: new URL(url), lastEventId: init.headers['last-event-id'] ?? null });
+      const body =
+        requests.length === 1
+          ? // A comment line, one event, then the connection ends without a final event.
+            `: keep-alive\n\n${block('progress', 'a1', status('running', 40))}`
+          : block('completed', 'b2', status('completed', 100));
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({
+      baseUrl: 'http://service',
+      merchantId: 'm',
+      secret: 's',
+      fetch: fakeFetch,
+      sleep: async () => {},
+    });
+    const events = [];
+    for await (const event of client.watch('j')) events.push(event);
+    expect(events).toEqual([
+      { type: 'progress', id: 'a1', status: status('running', 40) },
+      { type: 'completed', id: 'b2', status: status('completed', 100) },
+    ]);
+    expect(requests.map((request) => request.lastEventId)).toEqual([null, 'a1']);
+    for (const { url } of requests) {
+      expect(url.pathname).toBe('/api/v1/integration/jobs/events');
+      const timestamp = url.searchParams.get('timestamp') as string;
+      expect(url.searchParams.get('hash')).toBe(signV1('m', 's', timestamp));
+      expect(url.searchParams.get('jobId')).toBe('j');
+    }
+  });
+
+  it('raises a 404 as MerchantApiError with its errorCode, without retrying', async () => {
+    let calls = 0;
+    const fakeFetch = (async () => {
+      calls++;
+      return new Response(JSON.stringify({ errorCode: 10, errorMessage: 'Job not found' }), { status: 404 });
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({ baseUrl: 'http://service', merchantId: 'm', secret: 's', fetch: fakeFetch });
+    await expect(client.watch('j').next()).rejects.toMatchObject({ status: 404, errorCode: 10 });
+    expect(calls).toBe(1);
+  });
+});

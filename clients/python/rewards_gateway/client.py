@@ -6,6 +6,7 @@ import json
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 
 from .signing import check_test_vectors, sign_v1, signature_header_v2
 from .splitting import MAX_BODY_BYTES, MAX_ITEMS, split_bulk, split_players
+from .watching import JOB_EVENTS, JobEvent, StreamTransport, urllib_stream, watch_job
 
 READ_ALL = "/api/v1/integration/reward-configurations/readAll"
 CANCEL = "/api/v1/integration/rewards/cancel"
@@ -134,6 +136,7 @@ class RewardsClient:
         max_attempts: int = 8,
         max_delay: float = 30.0,
         transport: Transport = urllib_transport,
+        stream_transport: StreamTransport = urllib_stream,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         on_retry: Callable[[RetryEvent], None] | None = None,
@@ -150,6 +153,7 @@ class RewardsClient:
         self.max_attempts = max_attempts
         self.max_delay = max_delay
         self._transport = transport
+        self._stream_transport = stream_transport
         self._sleep = sleep
         self._clock = clock
         self._on_retry = on_retry
@@ -422,3 +426,34 @@ class RewardsClient:
         """Stops a job; a finished one is ApiError 409 errorCode 13."""
         status: dict[str, Any] = self.request(JOB_ABORT, {"jobId": job_id}, retry_unknown_outcome=False).json()
         return status
+
+    def watch(self, job_id: str) -> Iterator[JobEvent]:
+        """The job's events as they happen (GET jobs/events): `progress` at most once a second, then the final
+        event (completed, failed, cancelled), after which the generator ends. Reconnects by itself."""
+
+        def signed_query() -> tuple[dict[str, str], dict[str, str]]:
+            timestamp = self.now_ms()
+            fields = {
+                "merchantId": self.merchant_id,
+                "timestamp": str(timestamp),
+                "hash": sign_v1(self.merchant_id, self._secret, timestamp),
+            }
+            headers: dict[str, str] = {}
+            if self.signature_version == 2:
+                path = f"{JOB_EVENTS}?{urllib.parse.urlencode({**fields, 'jobId': job_id})}"
+                headers["X-Signature"] = signature_header_v2(self._secret, timestamp, "GET", path, b"")
+            return fields, headers
+
+        def refused(status: int, body: bytes, headers: Mapping[str, str]) -> ApiError:
+            error_code, message = _error_of(Response(status, headers, body))
+            return ApiError(status, error_code, message)
+
+        return watch_job(
+            base_url=self.base_url,
+            job_id=job_id,
+            signed_query=signed_query,
+            transport=self._stream_transport,
+            sleep=self._sleep,
+            max_attempts=self.max_attempts,
+            refused=refused,
+        )

@@ -98,7 +98,14 @@ def verify(options: dict[str, Any]) -> dict[str, Any]:
     return {"outcomes": outcomes}
 
 
-SCENARIOS = {"basics": basics, "bulk": bulk, "cancels": cancels, "verify": verify}
+def watch(options: dict[str, Any]) -> dict[str, Any]:
+    client = make_client(options)
+    job_id = client.bulk_cancel(external_ids=options["externalIds"])
+    events = [{"type": event.type, "id": event.id, "status": event.status} for event in client.watch(job_id)]
+    return {"jobId": job_id, "events": events}
+
+
+SCENARIOS = {"basics": basics, "bulk": bulk, "cancels": cancels, "verify": verify, "watch": watch}
 
 
 def main() -> int:

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { components } from './merchant-api.js';
 import { signatureHeader, signV1 } from './signing.js';
 import { splitWithinLimits, type Tagged } from './split.js';
+import { type JobEvent, watchJobEvents } from './watch.js';
 
 type Schemas = components['schemas'];
 export type JobStatus = Schemas['JobStatus'];
@@ -152,6 +153,28 @@ export class MerchantClient {
   }
 
   /** The rewards a job cancelled, every page (a 409 "still being listed" is waited out). */
+  /**
+   * The job's events as they happen (GET jobs/events): `progress` at most once a second, then the final
+   * event (`completed`, `failed`, `cancelled`), after which the iteration ends. Reconnects by itself.
+   */
+  watch(jobId: string): AsyncGenerator<JobEvent> {
+    return watchJobEvents(
+      {
+        baseUrl: this.baseUrl,
+        merchantId: this.options.merchantId,
+        secret: this.options.secret,
+        signatureVersion: this.options.signatureVersion ?? 1,
+        fetch: this.fetchImpl,
+        sleep: this.sleep,
+        serverNow: () => this.serverNow(),
+        maxAttempts: this.options.maxAttempts ?? 6,
+        refused: (status, body, retryAfter) =>
+          new MerchantApiError(status, body.errorCode ?? null, body.errorMessage ?? '', retryAfter),
+      },
+      jobId,
+    );
+  }
+
   async *jobRewards(jobId: string, limit = 1_000): AsyncGenerator<JobReward> {
     let after: string | null = null;
     do {

@@ -64,6 +64,11 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
       (await findJobStatus(redis, shards, primaryJobRecords(db), jobId, config.RETENTION_MS, merchantId)) ?? status,
     );
     if (withdrawn) await withdrawnAnnounced(c.get('deps'), merchantId, after);
+    // Streams of this job on every API process read it again (a withdrawn single cancel has no queue event).
+    await c
+      .get('deps')
+      .jobEvents.announceAborted(jobId, status.operation)
+      .catch((error: unknown) => c.get('logger').warn({ err: error }, 'job event streams not told of the abort'));
     return c.json(after, 200);
   });
 }
