@@ -67,20 +67,23 @@ describe('the 200 of a cancel', () => {
     await expectStored(jobId);
   });
 
-  it.each(requests)('%s: Prefer: return=representation gives {jobId} as JSON, the same id as X-Job-Id', async (operation) => {
-    const response = await api.post(
-      cancelPaths[operation],
-      signedBody(merchant, fieldsFor(operation, 'representation')),
-      { Prefer: 'return=representation' },
-    );
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(response.headers.get('preference-applied')).toBe('return=representation');
-    const jobId = response.headers.get('x-job-id') as string;
-    expect(jobId).toMatch(UUID);
-    expect(await response.json()).toEqual({ jobId });
-    await expectStored(jobId);
-  });
+  it.each(requests)(
+    '%s: Prefer: return=representation gives {jobId} as JSON, the same id as X-Job-Id',
+    async (operation) => {
+      const response = await api.post(
+        cancelPaths[operation],
+        signedBody(merchant, fieldsFor(operation, 'representation')),
+        { Prefer: 'return=representation' },
+      );
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(response.headers.get('preference-applied')).toBe('return=representation');
+      const jobId = response.headers.get('x-job-id') as string;
+      expect(jobId).toMatch(UUID);
+      expect(await response.json()).toEqual({ jobId });
+      await expectStored(jobId);
+    },
+  );
 
   it.each([
     'respond-async, return=representation',

@@ -261,13 +261,12 @@ describe('GET /openapi.json', () => {
       expect(ok.headers).toHaveProperty('X-Job-Id');
       expect(ok.headers).toHaveProperty('Preference-Applied');
       expect(ok['x-content-on-request']).toEqual(
-        [
-          ['Prefer: return=representation', 'CancelAccepted'],
-          ...dryRun.map((schema) => ['dryRun: true', schema]),
-        ].map(([when, schema]) => ({
-          when,
-          content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
-        })),
+        [['Prefer: return=representation', 'CancelAccepted'], ...dryRun.map((schema) => ['dryRun: true', schema])].map(
+          ([when, schema]) => ({
+            when,
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+          }),
+        ),
       );
     }
     expect(document.components?.schemas).toHaveProperty('CancelAccepted');

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { Context, TypedResponse } from 'hono';
+import type { Context } from 'hono';
 import type { App, AppEnv } from '../context.js';
 import { IdempotencyHeadersSchema } from '../idempotency.js';
 import { emptyOk } from '../typed-responses.js';

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { readJobListingPage } from '../jobs/job-listing-page.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -21,7 +22,7 @@ const UnappliedCursorSchema = z
 const JobUnappliedRequestSchema = z
   .object({
     ...signedFields,
-    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a bulkCancel answer' }),
+    jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a bulkCancel answer' }),
     after: UnappliedCursorSchema.nullish().openapi({
       description: "The previous page's `next`; absent for the first page",
     }),
