@@ -11,7 +11,7 @@ import { emptyOk } from '../typed-responses.js';
  */
 
 /** The body of a cancel's 200 under `Prefer: return=representation`. */
-export const CancelAcceptedSchema = z
+const CancelAcceptedSchema = z
   .object({
     jobId: z.string().openapi({
       description: 'Id of the cancellation job, the same as X-Job-Id; see POST /api/v1/integration/jobs/status',
@@ -50,7 +50,7 @@ type ReturnPreference = 'representation' | 'minimal';
  * `;parameters`; names and, here, values are compared case-insensitively. When `return` appears more
  * than once, the first counts (§2). A value other than the two defined ones is ignored.
  */
-export function returnPreference(prefer: string | undefined): ReturnPreference | undefined {
+function returnPreference(prefer: string | undefined): ReturnPreference | undefined {
   if (prefer === undefined) return undefined;
   for (const preference of prefer.split(',')) {
     const [nameAndValue = ''] = preference.split(';');
