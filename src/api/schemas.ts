@@ -53,9 +53,6 @@ export function hashSchema(description: string) {
 /** Merchant-chosen identifiers: 1 to 255 characters, no NUL (Postgres text cannot hold it). */
 export const identifier = identifierSchema();
 
-/** A job id as the X-Job-Id of a cancel answer gave it: 1 to 128 characters. */
-export const jobIdSchema = () => z.string().min(1).max(128);
-
 /** `dryRun` of the bulk cancel routes: count what the request would do, queue nothing. */
 export const dryRunField = z
   .boolean()

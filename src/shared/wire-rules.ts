@@ -18,6 +18,14 @@ export function isUuid(text: string): boolean {
   return UUID_PATTERN.test(text);
 }
 
+/**
+ * A job id as a caller sends it back (jobs/status, jobs/cancel, listings, the admin job view). The
+ * service's job ids are lower-case UUIDs, which Redis keys and BullMQ compare as text: an id is
+ * lower-cased where it enters, so that `6F1C…` finds, aborts and lists the job `6f1c…` does. Other text
+ * is kept, to be "not found" like any unknown id.
+ */
+export const jobIdSchema = () => z.string().min(1).max(128).toLowerCase();
+
 /** Longest merchant-chosen identifier (external ids, player ids, names). */
 export const IDENTIFIER_MAX_LENGTH = 255;
 

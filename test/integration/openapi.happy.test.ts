@@ -263,6 +263,29 @@ describe('GET /openapi.json', () => {
     expect(JSON.stringify(listing?.responses?.['404'])).toContain('#/components/schemas/Error');
   });
 
+  it("declares the cancels' 200 as no content (the interface's answer), the asked-for JSON bodies beside it", () => {
+    const bodies = { cancel: [], bulkCancel: ['BulkCancelDryRun'], bulkCancelByQuery: ['BulkCancelByQueryDryRun'] };
+    for (const [name, dryRun] of Object.entries(bodies)) {
+      const ok = document.paths[`/api/v1/integration/rewards/${name}`]?.post?.responses?.['200'] as Record<
+        string,
+        unknown
+      >;
+      // No media type: a generated client or a fuzzer takes the empty body without Content-Type as valid.
+      expect(ok.content).toBeUndefined();
+      expect(ok.headers).toHaveProperty('X-Job-Id');
+      expect(ok.headers).toHaveProperty('Preference-Applied');
+      expect(ok['x-content-on-request']).toEqual(
+        [['Prefer: return=representation', 'CancelAccepted'], ...dryRun.map((schema) => ['dryRun: true', schema])].map(
+          ([when, schema]) => ({
+            when,
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+          }),
+        ),
+      );
+    }
+    expect(document.components?.schemas).toHaveProperty('CancelAccepted');
+  });
+
   it('declares the adminBearer scheme and requires it on every admin operation (admin listener)', () => {
     expect(adminDocument.components?.securitySchemes?.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const adminOperations = Object.entries(adminDocument.paths)

@@ -62,6 +62,37 @@ describe('clients/typescript clock', () => {
   });
 });
 
+describe('clients/typescript job ids', () => {
+  /** A fake service: records each request's Prefer header, answers a cancel as `answer` says. */
+  function serviceAnswering(answer: (prefer: string | null) => Response) {
+    const prefers: Array<string | null> = [];
+    const fakeFetch = (async (_url: string, init: { headers: Record<string, string> }) => {
+      const prefer = init.headers.prefer ?? null;
+      prefers.push(prefer);
+      return answer(prefer);
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({ baseUrl: 'http://service', merchantId: 'm', secret: 's', fetch: fakeFetch });
+    return { client, prefers };
+  }
+
+  it('asks each cancel for return=representation and answers the job id of its JSON body', async () => {
+    const { client, prefers } = serviceAnswering(
+      () => new Response(JSON.stringify({ jobId: 'from-body' }), { status: 200, headers: { 'x-job-id': 'from-body' } }),
+    );
+    expect(await client.cancel({ externalId: 'x' })).toBe('from-body');
+    expect(await client.bulkCancel({ externalIds: ['x', 'y'] })).toEqual(['from-body']);
+    expect(await client.bulkCancelByQuery({ playerIds: ['p'] })).toEqual(['from-body']);
+    expect(prefers).toEqual(['return=representation', 'return=representation', 'return=representation']);
+  });
+
+  it("answers X-Job-Id of the interface's empty 200 (a service or proxy that ignored Prefer)", async () => {
+    const { client } = serviceAnswering(
+      () => new Response(null, { status: 200, headers: { 'x-job-id': 'from-header' } }),
+    );
+    expect(await client.cancel({ id: '00000000-0000-4000-8000-000000000001' })).toBe('from-header');
+  });
+});
+
 describe('clients/typescript retries', () => {
   it('throws an answer whose Retry-After is longer than maxDelayMs instead of sleeping on it', async () => {
     const slept: number[] = [];

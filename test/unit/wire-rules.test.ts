@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   identifierSchema,
   isUuid,
+  jobIdSchema,
   timestampDigits,
   timestampSchema,
   timestampTextSchema,
@@ -30,6 +31,18 @@ describe('UUID rule', () => {
   ])('refuses %j in the middleware check and the schema alike', (text) => {
     expect(isUuid(text)).toBe(false);
     expect(uuidSchema().safeParse(text).success).toBe(false);
+  });
+});
+
+describe('job id rule', () => {
+  it('reads a job id in any case as the lower-case id the service gave out', () => {
+    expect(jobIdSchema().parse('6F1C2D3E-4B5A-4C6D-8E7F-9A0B1C2D3E4F')).toBe('6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f');
+  });
+
+  it('keeps other text (an unknown job) and refuses the empty string and more than 128 characters', () => {
+    expect(jobIdSchema().parse('Not-A-Job')).toBe('not-a-job');
+    expect(jobIdSchema().safeParse('').success).toBe(false);
+    expect(jobIdSchema().safeParse('x'.repeat(129)).success).toBe(false);
   });
 });
 

@@ -187,11 +187,14 @@ class RewardsClient:
         *,
         idempotency_key: str | None = None,
         retry_unknown_outcome: bool = True,
+        representation: bool = False,
     ) -> Response:
         """POSTs `fields` signed afresh on every attempt; answers the first 2xx, raises ApiError otherwise.
 
         retry_unknown_outcome: retry when the outcome is unknown (no answer, a 500). True for reads and for
         requests with an Idempotency-Key; False for an abort, whose repeat would answer "already finished".
+        representation: send `Prefer: return=representation`, so that a cancel answers its job id as JSON
+        too (without it, the service answers the interface's empty 200 with the id in X-Job-Id only).
         """
         skew_corrected = False
         for attempt in range(1, self.max_attempts + 1):
@@ -206,6 +209,8 @@ class RewardsClient:
             headers = {"content-type": "application/json"}
             if idempotency_key is not None:
                 headers["Idempotency-Key"] = idempotency_key
+            if representation:
+                headers["Prefer"] = "return=representation"
             if self.signature_version == 2:
                 headers["X-Signature"] = signature_header_v2(self._secret, timestamp, "POST", path, body)
             sent_ms = int(self._clock() * 1000)
@@ -287,12 +292,14 @@ class RewardsClient:
 
     @staticmethod
     def _job_id(response: Response) -> str:
+        # The JSON body the cancels ask for (Prefer: return=representation); else X-Job-Id, the
+        # interface's answer, should a proxy have dropped the Prefer header.
+        body = response.json()
+        if isinstance(body, dict) and isinstance(body.get("jobId"), str):
+            return body["jobId"]
         job_id = response.headers.get("x-job-id")
         if job_id:
             return job_id
-        body = response.json()  # a service that answers {"jobId"} as JSON too
-        if isinstance(body, dict) and isinstance(body.get("jobId"), str):
-            return body["jobId"]
         raise ApiError(response.status, None, "the answer carries no job id", response)
 
     def cancel(
@@ -303,7 +310,7 @@ class RewardsClient:
             raise ValueError("exactly one of id and external_id")
         fields = {"id": id} if id is not None else {"externalId": external_id}
         key = idempotency_key or str(uuid.uuid4())
-        return self._job_id(self.request(CANCEL, fields, idempotency_key=key))
+        return self._job_id(self.request(CANCEL, fields, idempotency_key=key, representation=True))
 
     def bulk_cancel(
         self, *, ids: Iterable[str] = (), external_ids: Iterable[str] = (), idempotency_key: str | None = None
@@ -316,7 +323,7 @@ class RewardsClient:
         if external_list:
             fields["externalIds"] = external_list
         key = idempotency_key or str(uuid.uuid4())
-        return self._job_id(self.request(BULK_CANCEL, fields, idempotency_key=key))
+        return self._job_id(self.request(BULK_CANCEL, fields, idempotency_key=key, representation=True))
 
     def bulk_cancel_by_query(
         self,
@@ -332,7 +339,7 @@ class RewardsClient:
         if external_reward_configuration_id is not None:
             fields["externalRewardConfigurationId"] = external_reward_configuration_id
         key = idempotency_key or str(uuid.uuid4())
-        return self._job_id(self.request(BULK_CANCEL_BY_QUERY, fields, idempotency_key=key))
+        return self._job_id(self.request(BULK_CANCEL_BY_QUERY, fields, idempotency_key=key, representation=True))
 
     def bulk_cancel_all(
         self,

@@ -54,6 +54,8 @@ interface Answer {
 interface SendOptions {
   /** Sent on every attempt of a cancel, so a retry after a lost answer cannot queue a second job. */
   idempotencyKey?: string;
+  /** `Prefer: return=representation`: a cancel then answers its job id as JSON too, not in X-Job-Id only. */
+  representation?: boolean;
   /** A `409` without Retry-After is final; some callers want it as an answer rather than an error. */
   accept?: readonly number[];
 }
@@ -94,7 +96,10 @@ export class MerchantClient {
 
   /** Cancels one reward; answers its job id. The Idempotency-Key is generated unless given. */
   async cancel(target: { id: string } | { externalId: string }, idempotencyKey: string = randomUUID()) {
-    const answer = await this.send('/api/v1/integration/rewards/cancel', target, { idempotencyKey });
+    const answer = await this.send('/api/v1/integration/rewards/cancel', target, {
+      idempotencyKey,
+      representation: true,
+    });
     return this.jobIdOf(answer);
   }
 
@@ -219,7 +224,10 @@ export class MerchantClient {
     for (const [index, part] of parts.entries()) {
       // Stay under the merchant's cap of queued bulk jobs: wait for the oldest of ours first.
       if (inFlight.length >= this.limits.maxQueuedJobs) await this.waitForJob(inFlight.shift() as string);
-      const answer = await this.send(path, fieldsOf(part), { idempotencyKey: `${idempotencyKey}.${index}` });
+      const answer = await this.send(path, fieldsOf(part), {
+        idempotencyKey: `${idempotencyKey}.${index}`,
+        representation: true,
+      });
       const jobId = this.jobIdOf(answer);
       jobIds.push(jobId);
       inFlight.push(jobId);
@@ -227,6 +235,7 @@ export class MerchantClient {
     return jobIds;
   }
 
+  /** The body's `{jobId}` (asked for), else X-Job-Id: the interface's answer, should a proxy drop Prefer. */
   private jobIdOf(answer: Answer): string {
     const fromBody = (answer.body as { jobId?: string } | null)?.jobId;
     const jobId = fromBody ?? answer.headers.get('x-job-id');
@@ -246,7 +255,7 @@ export class MerchantClient {
       const last = attempt >= maxAttempts;
       let answer: Answer;
       try {
-        answer = await this.attempt(path, fields, options.idempotencyKey);
+        answer = await this.attempt(path, fields, options);
       } catch (error) {
         // No answer at all: a read may be repeated, and a cancel under its key replays, never requeues.
         if (last) throw error;
@@ -277,7 +286,7 @@ export class MerchantClient {
     }
   }
 
-  private async attempt(path: string, fields: Record<string, unknown>, idempotencyKey?: string): Promise<Answer> {
+  private async attempt(path: string, fields: Record<string, unknown>, options: SendOptions): Promise<Answer> {
     const { merchantId, secret } = this.options;
     const timestamp = this.serverNow();
     // The very bytes that are sent are the ones X-Signature covers.
@@ -288,7 +297,8 @@ export class MerchantClient {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.signatureVersion === 2)
       headers['x-signature'] = signatureHeader(secret, timestamp, 'POST', path, body);
-    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    if (options.representation) headers.prefer = 'return=representation';
     const sentAt = Date.now();
     const response = await this.fetchImpl(`${this.baseUrl}${path}`, { method: 'POST', headers, body });
     this.learnClock(response.headers.get('date'), sentAt);

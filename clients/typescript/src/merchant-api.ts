@@ -320,6 +320,31 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        CancelAccepted: {
+            /**
+             * @description Id of the cancellation job, the same as X-Job-Id; see POST /api/v1/integration/jobs/status
+             * @example 6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f
+             */
+            jobId: string;
+        };
+        BulkCancelDryRun: {
+            /** @description Distinct identifiers of the request */
+            requested: number;
+            /** @description ACTIVE rewards matched: what the job would cancel now */
+            cancellable: number;
+            /** @description Rewards matched that are CANCELLED already */
+            alreadyCancelled: number;
+            /** @description Rewards matched that are USED or EXPIRED */
+            notCancellable: number;
+            /** @description Identifiers that match no reward of the merchant */
+            notFound: number;
+        };
+        BulkCancelByQueryDryRun: {
+            /** @description Distinct player ids of the request */
+            players: number;
+            /** @description ACTIVE rewards of those players (and configuration): what the job would cancel now */
+            cancellable: number;
+        };
         JobStatus: {
             jobId: string;
             /** @enum {string} */
@@ -360,13 +385,6 @@ export interface components {
                 /** @enum {string} */
                 redis: "ok" | "unavailable";
             };
-        };
-        CancelAccepted: {
-            /**
-             * @description Id of the cancellation job, also in the X-Job-Id header; see POST /api/v1/integration/jobs/status
-             * @example 6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f
-             */
-            jobId: string;
         };
         Error: {
             /** @example 1 */
@@ -411,18 +429,6 @@ export interface components {
         } | {
             externalId: string;
         });
-        BulkCancelDryRun: {
-            /** @description Distinct identifiers of the request */
-            requested: number;
-            /** @description ACTIVE rewards matched: what the job would cancel now */
-            cancellable: number;
-            /** @description Rewards matched that are CANCELLED already */
-            alreadyCancelled: number;
-            /** @description Rewards matched that are USED or EXPIRED */
-            notCancellable: number;
-            /** @description Identifiers that match no reward of the merchant */
-            notFound: number;
-        };
         /** @description ids and externalIds together hold 1 to 10,000 entries (BULK_MAX_ITEMS; each list alone is at most that, their sum is checked too): at least one list is non-empty. Absent or null lists count as empty. */
         BulkCancelRequest: {
             /**
@@ -451,12 +457,6 @@ export interface components {
             ids: unknown[];
         } | {
             externalIds: unknown[];
-        };
-        BulkCancelByQueryDryRun: {
-            /** @description Distinct player ids of the request */
-            players: number;
-            /** @description ACTIVE rewards of those players (and configuration): what the job would cancel now */
-            cancellable: number;
         };
         BulkCancelByQueryRequest: {
             /**
@@ -869,7 +869,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
-                /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
+                /** @description RFC 7240 preferences, comma-separated, case-insensitive; only `return` is read. `return=representation`: the 200 carries `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation`. `return=minimal`: the empty 200, with `Preference-Applied: return=minimal`. Without a `return` preference: the empty 200 of the interface. Other preferences are ignored. A dry run answers its counts whatever this says. */
                 prefer?: string;
                 /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
@@ -883,11 +883,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with `Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id with Idempotent-Replayed: true. */
+            /** @description Accepted: the job is stored and will run. The answer of the interface: an empty body (Content-Length: 0, no Content-Type), the job id in X-Job-Id. With `Prefer: return=representation`, the body is `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation` is sent. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id, in the form this request asks for, with Idempotent-Replayed: true. */
             200: {
                 headers: {
                     /** @description Id of the cancellation job; see POST /api/v1/integration/jobs/status */
-                    "X-Job-Id"?: string;
+                    "X-Job-Id": string;
+                    /** @description The `return` preference of the request, when it sent one (RFC 7240) */
+                    "Preference-Applied"?: "return=representation" | "return=minimal";
                     /** @description true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature) */
                     "Idempotent-Replayed"?: "true";
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -896,9 +898,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["CancelAccepted"];
-                };
+                content?: never;
             };
             /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
             400: {
@@ -1041,7 +1041,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
-                /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
+                /** @description RFC 7240 preferences, comma-separated, case-insensitive; only `return` is read. `return=representation`: the 200 carries `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation`. `return=minimal`: the empty 200, with `Preference-Applied: return=minimal`. Without a `return` preference: the empty 200 of the interface. Other preferences are ignored. A dry run answers its counts whatever this says. */
                 prefer?: string;
                 /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
@@ -1055,11 +1055,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with `Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id with Idempotent-Replayed: true. A dry run (`dryRun: true`) queues nothing and answers the counts instead (schema BulkCancelDryRun), whatever Prefer says. */
+            /** @description Accepted: the job is stored and will run. The answer of the interface: an empty body (Content-Length: 0, no Content-Type), the job id in X-Job-Id. With `Prefer: return=representation`, the body is `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation` is sent. A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelDryRun), without X-Job-Id, whatever Prefer says. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id, in the form this request asks for, with Idempotent-Replayed: true. */
             200: {
                 headers: {
                     /** @description Id of the cancellation job; see POST /api/v1/integration/jobs/status */
                     "X-Job-Id"?: string;
+                    /** @description The `return` preference of the request, when it sent one (RFC 7240) */
+                    "Preference-Applied"?: "return=representation" | "return=minimal";
                     /** @description true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature) */
                     "Idempotent-Replayed"?: "true";
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -1068,9 +1070,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["CancelAccepted"] | components["schemas"]["BulkCancelDryRun"];
-                };
+                content?: never;
             };
             /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
             400: {
@@ -1213,7 +1213,7 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
-                /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
+                /** @description RFC 7240 preferences, comma-separated, case-insensitive; only `return` is read. `return=representation`: the 200 carries `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation`. `return=minimal`: the empty 200, with `Preference-Applied: return=minimal`. Without a `return` preference: the empty 200 of the interface. Other preferences are ignored. A dry run answers its counts whatever this says. */
                 prefer?: string;
                 /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
@@ -1227,11 +1227,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with `Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id with Idempotent-Replayed: true. A dry run (`dryRun: true`) queues nothing and answers the counts instead (schema BulkCancelByQueryDryRun), whatever Prefer says. */
+            /** @description Accepted: the job is stored and will run. The answer of the interface: an empty body (Content-Length: 0, no Content-Type), the job id in X-Job-Id. With `Prefer: return=representation`, the body is `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation` is sent. A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelByQueryDryRun), without X-Job-Id, whatever Prefer says. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id, in the form this request asks for, with Idempotent-Replayed: true. */
             200: {
                 headers: {
                     /** @description Id of the cancellation job; see POST /api/v1/integration/jobs/status */
                     "X-Job-Id"?: string;
+                    /** @description The `return` preference of the request, when it sent one (RFC 7240) */
+                    "Preference-Applied"?: "return=representation" | "return=minimal";
                     /** @description true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature) */
                     "Idempotent-Replayed"?: "true";
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -1240,9 +1242,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["CancelAccepted"] | components["schemas"]["BulkCancelByQueryDryRun"];
-                };
+                content?: never;
             };
             /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
             400: {

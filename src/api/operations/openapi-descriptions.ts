@@ -38,8 +38,9 @@ A merchant the operator has switched to version 2 also sends, on every request, 
 - Every error is \`{"errorCode": <int>, "errorMessage": "<text>"}\` (schema \`Error\`); every answer
   carries \`X-Request-Id\`, and \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` while the
   merchant has a rate limit (1,000 a second by default).
-- The three cancels answer \`200 {"jobId"}\` (and \`X-Job-Id\`) once the job is stored; with
-  \`Prefer: return=minimal\`, an empty \`200\` (the interface's answer). A dry run answers its counts.
+- The three cancels answer \`200\` with an empty body and the job id in \`X-Job-Id\` once the job is
+  stored (the interface's answer); with \`Prefer: return=representation\`, the body is \`{"jobId"}\`
+  as JSON. A dry run answers its counts.
   Follow a job with \`jobs/status\`, list a merchant's jobs with \`jobs/list\`, what a job cancelled
   with \`jobs/rewards\` (its counts say how many identifiers were not found or not cancellable), or
   receive the webhooks below.

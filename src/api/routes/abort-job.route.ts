@@ -4,10 +4,11 @@ import { JobStatusSchema } from '../../shared/job-status-schema.js';
 import { withdraw, withdrawnAnnounced } from '../../shared/jobs/job-outcome.js';
 import { isFinished, toPublicStatus } from '../../shared/jobs/public-status.js';
 import { requestAbort } from '../../shared/queue/job-abort.js';
+import { jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { findJobStatus, primaryJobRecords } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { errorResponse, jobIdSchema, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
 const AbortJobRequestSchema = z
   .object({

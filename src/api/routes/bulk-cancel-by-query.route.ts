@@ -13,13 +13,8 @@ import {
   merchantErrorResponses,
   signedFields,
 } from '../schemas.js';
-import {
-  acceptedResponse,
-  CancelAcceptedSchema,
-  CancelHeadersSchema,
-  enqueueAndAnswer,
-  idempotencyErrorResponses,
-} from './enqueue-cancellation.js';
+import { acceptedResponse, CancelHeadersSchema } from './cancel-answer.js';
+import { enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const BulkCancelByQueryRequestSchema = z
   .object({
@@ -64,11 +59,14 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
     middleware: auth,
     request: { body: jsonBody(BulkCancelByQueryRequestSchema), headers: CancelHeadersSchema },
     responses: {
-      200: {
-        ...acceptedResponse,
-        description: `${acceptedResponse.description} A dry run (\`dryRun: true\`) queues nothing and answers the counts instead (schema BulkCancelByQueryDryRun), whatever Prefer says.`,
-        content: { 'application/json': { schema: z.union([CancelAcceptedSchema, BulkCancelByQueryDryRunSchema]) } },
-      },
+      200: acceptedResponse(app, {
+        when: 'dryRun: true',
+        name: 'BulkCancelByQueryDryRun',
+        schema: BulkCancelByQueryDryRunSchema,
+        description:
+          'A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelByQueryDryRun), ' +
+          'without X-Job-Id, whatever Prefer says.',
+      }),
       ...idempotencyErrorResponses,
       ...merchantErrorResponses,
     },

@@ -13,13 +13,8 @@ import {
   merchantErrorResponses,
   signedFields,
 } from '../schemas.js';
-import {
-  acceptedResponse,
-  CancelAcceptedSchema,
-  CancelHeadersSchema,
-  enqueueAndAnswer,
-  idempotencyErrorResponses,
-} from './enqueue-cancellation.js';
+import { acceptedResponse, CancelHeadersSchema } from './cancel-answer.js';
+import { enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const BulkCancelRequestSchema = z
   .object({
@@ -68,11 +63,14 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     middleware: auth,
     request: { body: jsonBody(BulkCancelRequestSchema), headers: CancelHeadersSchema },
     responses: {
-      200: {
-        ...acceptedResponse,
-        description: `${acceptedResponse.description} A dry run (\`dryRun: true\`) queues nothing and answers the counts instead (schema BulkCancelDryRun), whatever Prefer says.`,
-        content: { 'application/json': { schema: z.union([CancelAcceptedSchema, BulkCancelDryRunSchema]) } },
-      },
+      200: acceptedResponse(app, {
+        when: 'dryRun: true',
+        name: 'BulkCancelDryRun',
+        schema: BulkCancelDryRunSchema,
+        description:
+          'A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelDryRun), ' +
+          'without X-Job-Id, whatever Prefer says.',
+      }),
       ...idempotencyErrorResponses,
       ...merchantErrorResponses,
     },

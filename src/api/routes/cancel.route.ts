@@ -4,13 +4,8 @@ import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import {
-  acceptedResponse,
-  CancelAcceptedSchema,
-  CancelHeadersSchema,
-  enqueueAndAnswer,
-  idempotencyErrorResponses,
-} from './enqueue-cancellation.js';
+import { acceptedResponse, CancelHeadersSchema } from './cancel-answer.js';
+import { enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const CancelRequestSchema = z
   .object({
@@ -53,7 +48,7 @@ export function registerCancel(app: App, auth: MerchantRouteMiddleware): void {
     middleware: auth,
     request: { body: jsonBody(CancelRequestSchema), headers: CancelHeadersSchema },
     responses: {
-      200: { ...acceptedResponse, content: { 'application/json': { schema: CancelAcceptedSchema } } },
+      200: acceptedResponse(app),
       ...idempotencyErrorResponses,
       ...merchantErrorResponses,
     },

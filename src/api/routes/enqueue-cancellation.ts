@@ -1,5 +1,4 @@
-import { z } from '@hono/zod-openapi';
-import type { Context, TypedResponse } from 'hono';
+import type { Context } from 'hono';
 import type { Operation } from '../../shared/queue/job-catalogue.js';
 import { runInContext } from '../../shared/telemetry/trace-context.js';
 import type { AppEnv } from '../context.js';
@@ -13,7 +12,7 @@ import {
 import { isStoreOutcomeUnknown, type OperationPayload } from '../jobs/producer.js';
 import { isJobStored } from '../jobs/stored-job.js';
 import { errorResponse } from '../schemas.js';
-import { emptyOk } from '../typed-responses.js';
+import { type AcceptedOk, accepted } from './cancel-answer.js';
 
 /** What the route validated: the body (the fields an idempotency key is bound to) and the key, if sent. */
 export interface CancelRequest {
@@ -21,50 +20,9 @@ export interface CancelRequest {
   idempotencyKey: string | undefined;
 }
 
-/** The body of a cancel's 200 (unless `Prefer: return=minimal`). */
-export const CancelAcceptedSchema = z
-  .object({
-    jobId: z.string().openapi({
-      description: 'Id of the cancellation job, also in the X-Job-Id header; see POST /api/v1/integration/jobs/status',
-      example: '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f',
-    }),
-  })
-  .openapi('CancelAccepted');
-
-/** What a cancel route answers once its job is stored: `{jobId}`, or nothing on request. */
-export type AcceptedOk = Response & TypedResponse<{ jobId: string }, 200, 'json'>;
-
-/** The headers of the three cancel routes: Idempotency-Key, and `Prefer: return=minimal` for the interface's empty 200. */
-export const CancelHeadersSchema = IdempotencyHeadersSchema.extend({
-  prefer: z
-    .string()
-    .optional()
-    .openapi({
-      description:
-        "`return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; " +
-        'the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`.',
-      example: 'return=minimal',
-    }),
-});
-
-/** RFC 7240: a `Prefer` header holds comma-separated preferences; `return=minimal` is the one read here. */
-function prefersMinimal(prefer: string | undefined): boolean {
-  return prefer?.split(',').some((item) => item.trim().toLowerCase() === 'return=minimal') ?? false;
-}
-
-function accepted(c: Context<AppEnv>, jobId: string): AcceptedOk {
-  c.set('jobId', jobId);
-  c.header('X-Job-Id', jobId);
-  if (prefersMinimal(c.req.header('prefer'))) {
-    c.header('Preference-Applied', 'return=minimal');
-    return emptyOk(c) as unknown as AcceptedOk;
-  }
-  return c.json({ jobId }, 200) as AcceptedOk;
-}
-
 /**
- * The common end of the three cancel routes: store the job, then answer 200 with `{jobId}` (empty
- * with `Prefer: return=minimal`) and the job id in X-Job-Id. Nothing is answered 200 before Redis has stored the job. A repeat of a stored request
+ * The common end of the three cancel routes: store the job, then answer 200 with the job id in X-Job-Id
+ * (cancel-answer.ts says in which form). Nothing is answered 200 before Redis has stored the job. A repeat of a stored request
  * answers the stored job id instead, and queues nothing: a repeat under the same Idempotency-Key, and
  * a version-2 request sent again with the same X-Signature (its replay record, idempotency.ts), which
  * the header itself cannot be changed to avoid (it is not signed).
@@ -222,25 +180,6 @@ async function releaseAll(c: Context<AppEnv>, held: HeldRecord[]): Promise<void>
     ),
   );
 }
-
-export const acceptedResponse = {
-  description:
-    'Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with ' +
-    '`Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. ' +
-    'The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a ' +
-    "version-2 request sent again with the same X-Signature, answers the first request's job id with " +
-    'Idempotent-Replayed: true.',
-  headers: {
-    'X-Job-Id': {
-      description: 'Id of the cancellation job; see POST /api/v1/integration/jobs/status',
-      schema: { type: 'string' as const },
-    },
-    'Idempotent-Replayed': {
-      description: 'true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature)',
-      schema: { type: 'string' as const, enum: ['true'] },
-    },
-  },
-};
 
 /** The answers an Idempotency-Key adds to a cancel route. */
 export const idempotencyErrorResponses = {

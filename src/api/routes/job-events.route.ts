@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { AppError } from '../../shared/errors.js';
-import { timestampTextSchema } from '../../shared/wire-rules.js';
+import { jobIdSchema, timestampTextSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { writeJobEvents } from '../job-events/job-event-stream.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -13,7 +13,7 @@ const JobEventsQuerySchema = z.object({
     description: 'Epoch milliseconds, within ±5 minutes of the server clock',
     example: '1763679600000',
   }),
-  jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a cancel answer' }),
+  jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a cancel answer' }),
 });
 
 const description =

@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { hasDeferredSlices, listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
-import { uuidSchema } from '../../shared/wire-rules.js';
+import { jobIdSchema, uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { readJobListingPage } from '../jobs/job-listing-page.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { errorResponse, jobIdSchema, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
 const MAX_PAGE = 10_000;
 const DEFAULT_PAGE = 1_000;

@@ -2,10 +2,11 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
 import { toPublicStatus } from '../../shared/jobs/public-status.js';
+import { jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { errorResponse, jobIdSchema, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
 const JobStatusRequestSchema = z
   .object({

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { IDENTIFIER_MAX_LENGTH } from '../../shared/wire-rules.js';
+import { IDENTIFIER_MAX_LENGTH, jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { readJobListingPage } from '../jobs/job-listing-page.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { listUnappliedIdentifiers } from '../repositories/job-unapplied.repository.js';
-import { errorResponse, jobIdSchema, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
 const MAX_PAGE = 10_000;
 const DEFAULT_PAGE = 1_000;
