@@ -6,7 +6,6 @@ import {
   claimIdempotencyKey,
   claimSignatureReplay,
   type HeldRecord,
-  IdempotencyHeadersSchema,
   requestFingerprint,
 } from '../idempotency.js';
 import { isStoreOutcomeUnknown, type OperationPayload } from '../jobs/producer.js';
