@@ -94,7 +94,7 @@ describe('isRefusedAddress', () => {
   });
 
   it('refuses the first and the last address of every special-purpose range ipaddr.js names', () => {
-    type Ranges = Record<string, [ipaddr.IPAddress, number] | Array<[ipaddr.IPAddress, number]>>;
+    type Ranges = Record<string, [ipaddr.IPv4 | ipaddr.IPv6, number] | Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>>;
     const named = [
       (ipaddr.IPv4.prototype as unknown as { SpecialRanges: Ranges }).SpecialRanges,
       (ipaddr.IPv6.prototype as unknown as { SpecialRanges: Ranges }).SpecialRanges,
@@ -102,7 +102,7 @@ describe('isRefusedAddress', () => {
     let checked = 0;
     for (const ranges of named) {
       for (const [name, subnets] of Object.entries(ranges)) {
-        const list = (Array.isArray(subnets[0]) ? subnets : [subnets]) as Array<[ipaddr.IPAddress, number]>;
+        const list = (Array.isArray(subnets[0]) ? subnets : [subnets]) as Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
         for (const [network, prefix] of list) {
           const cidr = `${network.toString()}/${prefix}`;
           const first = ipaddr.IPv4.isValid(network.toString())

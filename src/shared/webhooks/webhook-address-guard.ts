@@ -21,7 +21,7 @@ import ipaddr from 'ipaddr.js';
  * IPv6 special-purpose ranges of the IANA registry that ipaddr.js 2.5.0 does not name (its `range()`
  * answers 'unicast' for them), and the IPv4-compatible form it does not name either.
  */
-const UNNAMED_IPV6_RANGES: ReadonlyArray<readonly [ipaddr.IPv6, number]> = [
+const UNNAMED_IPV6_RANGES: ReadonlyArray<[ipaddr.IPv6, number]> = [
   // Dummy IPv6 prefix (RFC 9780): never routed on the Internet.
   [ipaddr.IPv6.parse('100:0:0:1::'), 64],
   // The deprecated IPv4-compatible addresses (RFC 4291 §2.5.5.1), `::a.b.c.d`: some stacks still
@@ -29,7 +29,7 @@ const UNNAMED_IPV6_RANGES: ReadonlyArray<readonly [ipaddr.IPv6, number]> = [
   [ipaddr.IPv6.parse('::'), 96],
 ];
 /** Global unicast (RFC 4291, IANA's IPv6 address space): everything outside it is unassigned or special. */
-const GLOBAL_UNICAST: readonly [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3];
+const GLOBAL_UNICAST: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3];
 
 /**
  * The special-purpose range an address falls in ('unicast' for an ordinary public address), as
