@@ -308,11 +308,17 @@ export const configSchema = z
       }),
 
     /**
-     * Let webhook URLs point at loopback, private, link-local and other internal addresses. Off in
-     * production: a merchant's webhook must never become a way into the service's own network. On only
-     * for development and tests, whose receivers listen on 127.0.0.1.
+     * Let webhook URLs point at loopback, private, link-local and other internal addresses. Refused
+     * with NODE_ENV=production: a merchant's webhook must never become a way into the service's own
+     * network. On only for development and tests, whose receivers listen on 127.0.0.1.
      */
     WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default(false),
+    /**
+     * `npm run seed` (the demo merchant, whose secret is public, and made-up volume data) refuses to run
+     * with NODE_ENV=production unless this is true: set only for a demo environment that runs the
+     * production image on purpose (docker-compose.yml's `seed` service).
+     */
+    SEED_ALLOWED_IN_PRODUCTION: booleanFromEnv.default(false),
     /** How long one delivery attempt may take, connection included, before it counts as failed. */
     WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
     /**
@@ -397,6 +403,14 @@ export const configSchema = z
     }
     if (config.ADMIN_PORT !== 0 && config.ADMIN_PORT === config.PORT) {
       context.addIssue({ code: 'custom', path: ['ADMIN_PORT'], message: 'must differ from PORT' });
+    }
+    if (config.NODE_ENV === 'production' && config.WEBHOOK_ALLOW_PRIVATE) {
+      context.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_ALLOW_PRIVATE'],
+        message:
+          "must not be true with NODE_ENV=production: merchants' webhooks could then reach the service's own network",
+      });
     }
     if (config.NODE_ENV === 'production' && config.SECRETS_KEYS === undefined) {
       context.addIssue({
