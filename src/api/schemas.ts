@@ -16,17 +16,25 @@ export const ErrorBodySchema = z
 
 /**
  * The three fields every merchant request carries (docs/design.md §2). The auth middleware checks them first.
- * Their examples are the first v1 vector of docs/signing-test-vectors.json, so they verify (a test checks).
+ * Their examples are placeholders, never the demo merchant's values: a request copied from the document
+ * must not authenticate on a deployment that loaded the demo data. SIGNING_EXAMPLE_PLACEHOLDERS names them
+ * (a test puts the first v1 vector of docs/signing-test-vectors.json in their place and checks it verifies).
  */
+export const SIGNING_EXAMPLE_PLACEHOLDERS = {
+  merchantId: '<your-merchant-id>',
+  hash: '<hex HMAC-SHA256 of merchantId followed by timestamp>',
+  xSignature: 't=<epoch ms>,v1=<hex HMAC-SHA256 of t.METHOD.path.body>',
+} as const;
+
 export const signedFields = {
-  merchantId: uuidSchema().openapi({ example: '00000000-0000-4000-8000-000000000001' }),
+  merchantId: uuidSchema().openapi({ example: SIGNING_EXAMPLE_PLACEHOLDERS.merchantId }),
   timestamp: timestampSchema().openapi({
     description: 'Epoch milliseconds, within ±5 minutes of the server clock',
     example: 1763679600000,
   }),
   hash: z.string().openapi({
     description: 'hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret',
-    example: '3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78',
+    example: SIGNING_EXAMPLE_PLACEHOLDERS.hash,
   }),
 };
 

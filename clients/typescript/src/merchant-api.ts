@@ -356,16 +356,16 @@ export interface components {
         };
         /**
          * @example {
-         *       "merchantId": "00000000-0000-4000-8000-000000000001",
+         *       "merchantId": "<your-merchant-id>",
          *       "timestamp": 1763679600000,
-         *       "hash": "3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78",
+         *       "hash": "<hex HMAC-SHA256 of merchantId followed by timestamp>",
          *       "externalId": "demo-reward-1"
          *     }
          */
         CancelRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -375,7 +375,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /**
@@ -401,7 +401,7 @@ export interface components {
         BulkCancelRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -411,7 +411,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Reward ids */
@@ -430,7 +430,7 @@ export interface components {
         BulkCancelByQueryRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -440,7 +440,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Players whose ACTIVE rewards are cancelled */
@@ -458,7 +458,7 @@ export interface components {
         AbortJobRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -468,7 +468,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -517,7 +517,7 @@ export interface components {
         ReadAllRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -527,7 +527,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Case-insensitive substring of the name */
@@ -544,7 +544,7 @@ export interface components {
         JobStatusRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -554,7 +554,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -577,7 +577,7 @@ export interface components {
         JobRewardsRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -587,7 +587,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -626,7 +626,7 @@ export interface components {
         JobUnappliedRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -636,7 +636,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a bulkCancel answer */
@@ -661,7 +661,7 @@ export interface components {
         ListJobsRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -671,7 +671,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Only jobs in one of these states (default: all) */
@@ -738,7 +738,7 @@ export interface components {
             timestamp: number | string;
             /**
              * @description Game session token
-             * @example demo-session-token
+             * @example <game-session-token>
              */
             authToken: string;
             /** @description hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed) */

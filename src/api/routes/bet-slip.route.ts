@@ -12,7 +12,11 @@ import { rawJson } from '../typed-responses.js';
 const betSlipFields = {
   merchantId: z.string().min(1).openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
   timestamp: timestampSchema().openapi({ description: 'Epoch milliseconds', example: 1763679600000 }),
-  authToken: z.string().min(1).max(1_024).openapi({ description: 'Game session token', example: 'demo-session-token' }),
+  authToken: z
+    .string()
+    .min(1)
+    .max(1_024)
+    .openapi({ description: 'Game session token', example: '<game-session-token>' }),
   hash: z
     .string()
     .openapi({ description: 'hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed)' }),
