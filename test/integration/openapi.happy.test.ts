@@ -156,7 +156,7 @@ describe('the checked-in documents (npm run openapi)', () => {
     ]);
     expect(timestamp?.example).toBe(v1.timestamp);
     // The placeholders filled with the vector's values: the example is the v2 vector of a cancel, and verifies.
-    const filled = { ...cancel.example, merchantId: v1.merchantId, hash: v1.hash };
+    const filled: Record<string, unknown> = { ...cancel.example, merchantId: v1.merchantId, hash: v1.hash };
     expect(createHmac('sha256', v1.secret).update(`${filled.merchantId}${filled.timestamp}`).digest('hex')).toBe(
       filled.hash,
     );
