@@ -7,7 +7,8 @@ import ipaddr from 'ipaddr.js';
  * the service's network: without this guard a webhook could reach the database, Redis, a cloud
  * metadata endpoint or anything else only the service can see (server-side request forgery).
  *
- * Two checks, both switched off by WEBHOOK_ALLOW_PRIVATE (development and tests):
+ * Two checks; WEBHOOK_ALLOW_PRIVATE (development and tests) switches off the address and port rules, never
+ * the one on user information:
  * - when the URL is set: http or https only, on port 80 or 443 (an internal service listens on any other
  *   port of a public-looking address, such as a load balancer's), no user information (`user:pass@`, a
  *   credential that would be stored, shown and logged in clear), and a host given as an IP address (or
