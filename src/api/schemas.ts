@@ -17,12 +17,20 @@ export const ErrorBodySchema = z
 
 /**
  * The three fields every merchant request carries (docs/design.md §2). The auth middleware checks them first.
- * Their examples are the first v1 vector of docs/signing-test-vectors.json, so they verify (a test checks).
+ * Their examples are placeholders, never the demo merchant's values: a request copied from the document
+ * must not authenticate on a deployment that loaded the demo data. SIGNING_EXAMPLE_PLACEHOLDERS names them
+ * (a test puts the first v1 vector of docs/signing-test-vectors.json in their place and checks it verifies).
  */
+export const SIGNING_EXAMPLE_PLACEHOLDERS = {
+  merchantId: '<your-merchant-id>',
+  hash: '<hex HMAC-SHA256 of merchantId followed by timestamp>',
+  xSignature: 't=<epoch ms>,v1=<hex HMAC-SHA256 of t.METHOD.path.body>',
+} as const;
+
 export const signedFields = {
   merchantId: uuidSchema().openapi({
     description: 'The merchant, as the operator registered it; the first part of the signed string',
-    example: '00000000-0000-4000-8000-000000000001',
+    example: SIGNING_EXAMPLE_PLACEHOLDERS.merchantId,
   }),
   timestamp: timestampSchema().openapi({
     description:
@@ -33,7 +41,7 @@ export const signedFields = {
   }),
   hash: hashSchema(
     'hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by ' +
-      'the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case ' +
+      'the timestamp digits as sent (`<merchantId><timestamp>`). Case ' +
       'does not matter; leading zeros may be left out.',
   ),
 };
@@ -46,7 +54,7 @@ export function hashSchema(description: string) {
   return z.string().openapi({
     description: `${description} Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.`,
     pattern: '^[0-9a-fA-F]{1,64}$',
-    example: '3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78',
+    example: SIGNING_EXAMPLE_PLACEHOLDERS.hash,
   });
 }
 

@@ -183,6 +183,12 @@ export const configSchema = z
      * BODY_LIMIT_BYTES), read before the signature is checked. Never more than BODY_LIMIT_BYTES.
      */
     SMALL_BODY_LIMIT_BYTES: positiveInt(16 * 1024),
+    /**
+     * Most bytes of request bodies one API process reads before authentication at once, across every
+     * request (each reserves its declared size; bulk bodies together at most half). Past it, a new
+     * body is refused with 503 and Retry-After before it is read. 64 MiB.
+     */
+    UNAUTHENTICATED_BODY_BYTES_MAX: positiveInt(64 * 1024 * 1024),
     /** Most time a client may take to send a whole request (headers and body); past it, 408 and the connection closed. */
     HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
     /** Most time a client may take to send a request's headers; past it, 408 and the connection closed. */
@@ -337,11 +343,17 @@ export const configSchema = z
       }),
 
     /**
-     * Let webhook URLs point at loopback, private, link-local and other internal addresses. Off in
-     * production: a merchant's webhook must never become a way into the service's own network. On only
-     * for development and tests, whose receivers listen on 127.0.0.1.
+     * Let webhook URLs point at loopback, private, link-local and other internal addresses. Refused
+     * with NODE_ENV=production: a merchant's webhook must never become a way into the service's own
+     * network. On only for development and tests, whose receivers listen on 127.0.0.1.
      */
     WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default(false),
+    /**
+     * `npm run seed` (the demo merchant, whose secret is public, and made-up volume data) refuses to run
+     * with NODE_ENV=production unless this is true: set only for a demo environment that runs the
+     * production image on purpose (docker-compose.yml's `seed` service).
+     */
+    SEED_ALLOWED_IN_PRODUCTION: booleanFromEnv.default(false),
     /** How long one delivery attempt may take, connection included, before it counts as failed. */
     WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
     /**
@@ -426,6 +438,21 @@ export const configSchema = z
     }
     if (config.ADMIN_PORT !== 0 && config.ADMIN_PORT === config.PORT) {
       context.addIssue({ code: 'custom', path: ['ADMIN_PORT'], message: 'must differ from PORT' });
+    }
+    if (config.UNAUTHENTICATED_BODY_BYTES_MAX < 2 * config.BODY_LIMIT_BYTES) {
+      context.addIssue({
+        code: 'custom',
+        path: ['UNAUTHENTICATED_BODY_BYTES_MAX'],
+        message: `must be at least twice BODY_LIMIT_BYTES (${2 * config.BODY_LIMIT_BYTES}): bulk bodies may hold half of it`,
+      });
+    }
+    if (config.NODE_ENV === 'production' && config.WEBHOOK_ALLOW_PRIVATE) {
+      context.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_ALLOW_PRIVATE'],
+        message:
+          "must not be true with NODE_ENV=production: merchants' webhooks could then reach the service's own network",
+      });
     }
     if (config.NODE_ENV === 'production' && config.SECRETS_KEYS === undefined) {
       context.addIssue({

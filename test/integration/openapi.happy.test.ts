@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAdminDocument, buildMerchantDocument, documentText } from '../../src/api/operations/openapi-documents.js';
+import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../../src/api/schemas.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 
@@ -142,30 +143,41 @@ describe('the checked-in documents (npm run openapi)', () => {
     expect(document.components?.schemas).toHaveProperty('JobStatus');
   });
 
-  it('carry examples that verify against docs/signing-test-vectors.json', () => {
+  it("carry placeholders, never the demo merchant's values, that verify once the test vectors fill them", () => {
     const vectors = JSON.parse(checkedIn('../docs/signing-test-vectors.json')) as {
       v1: Array<{ merchantId: string; secret: string; timestamp: number | string; hash: string }>;
       v2: Array<{ secret: string; t: number; method: string; pathWithQuery: string; body: string; xSignature: string }>;
     };
     const v1 = vectors.v1[0] as (typeof vectors.v1)[number];
+    const text = JSON.stringify(document);
+    // A request copied from the document authenticates nowhere: not even where the demo data is loaded.
+    for (const demo of [v1.merchantId, v1.secret, v1.hash]) expect(text).not.toContain(demo);
+    for (const vector of vectors.v2) expect(text).not.toContain(vector.xSignature);
+
     const cancel = document.components?.schemas?.CancelRequest as {
       example: Record<string, unknown>;
       properties: Record<string, { example?: unknown }>;
     };
     const { merchantId, timestamp, hash } = cancel.properties;
-    expect([merchantId?.example, timestamp?.example, hash?.example]).toEqual([v1.merchantId, v1.timestamp, v1.hash]);
-    const digest = createHmac('sha256', v1.secret).update(`${merchantId?.example}${timestamp?.example}`).digest('hex');
-    expect(digest).toBe(hash?.example);
-    // The request example, sent as JSON, with the X-Signature example: the v2 vector of a cancel.
+    expect([merchantId?.example, hash?.example]).toEqual([
+      SIGNING_EXAMPLE_PLACEHOLDERS.merchantId,
+      SIGNING_EXAMPLE_PLACEHOLDERS.hash,
+    ]);
+    expect(timestamp?.example).toBe(v1.timestamp);
+    // The placeholders filled with the vector's values: the example is the v2 vector of a cancel, and verifies.
+    const filled: Record<string, unknown> = { ...cancel.example, merchantId: v1.merchantId, hash: v1.hash };
+    expect(createHmac('sha256', v1.secret).update(`${filled.merchantId}${filled.timestamp}`).digest('hex')).toBe(
+      filled.hash,
+    );
     const v2 = vectors.v2.find((vector) => vector.pathWithQuery === '/api/v1/integration/rewards/cancel');
-    expect(JSON.stringify(cancel.example)).toBe(v2?.body);
+    expect(JSON.stringify(filled)).toBe(v2?.body);
     const xSignature = (document.components as { parameters: Record<string, { schema: { example: string } }> })
       .parameters.XSignature?.schema.example;
-    expect(xSignature).toBe(v2?.xSignature);
+    expect(xSignature).toBe(SIGNING_EXAMPLE_PLACEHOLDERS.xSignature);
     const signed = createHmac('sha256', v1.secret)
-      .update(`${v2?.t}.POST./api/v1/integration/rewards/cancel.${JSON.stringify(cancel.example)}`)
+      .update(`${v2?.t}.POST./api/v1/integration/rewards/cancel.${JSON.stringify(filled)}`)
       .digest('hex');
-    expect(xSignature).toBe(`t=${v2?.t},v1=${signed}`);
+    expect(v2?.xSignature).toBe(`t=${v2?.t},v1=${signed}`);
   });
 });
 

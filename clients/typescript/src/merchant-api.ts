@@ -394,9 +394,9 @@ export interface components {
         };
         /**
          * @example {
-         *       "merchantId": "00000000-0000-4000-8000-000000000001",
+         *       "merchantId": "<your-merchant-id>",
          *       "timestamp": 1763679600000,
-         *       "hash": "3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78",
+         *       "hash": "<hex HMAC-SHA256 of merchantId followed by timestamp>",
          *       "externalId": "demo-reward-1"
          *     }
          */
@@ -404,7 +404,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -413,8 +413,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /**
@@ -434,7 +434,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -443,8 +443,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Reward ids */
@@ -462,7 +462,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -471,8 +471,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Players whose ACTIVE rewards are cancelled: 1 to 10,000 (BULK_MAX_ITEMS) */
@@ -491,7 +491,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -500,8 +500,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -551,7 +551,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -560,8 +560,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Case-insensitive substring of the name */
@@ -579,7 +579,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -588,8 +588,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -613,7 +613,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -622,8 +622,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -663,7 +663,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -672,8 +672,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a bulkCancel answer */
@@ -699,7 +699,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The merchant, as the operator registered it; the first part of the signed string
-             * @example 00000000-0000-4000-8000-000000000001
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
@@ -708,8 +708,8 @@ export interface components {
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Only jobs in one of these states (default: all) */
@@ -779,12 +779,12 @@ export interface components {
             timestamp: number | string;
             /**
              * @description Game session token
-             * @example demo-session-token
+             * @example <game-session-token>
              */
             authToken: string;
             /**
              * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
         };
@@ -2568,7 +2568,7 @@ export interface operations {
                 merchantId: string;
                 /** @description Epoch milliseconds, within ±5 minutes of the server clock */
                 timestamp: string;
-                /** @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`00000000-0000-4000-8000-0000000000011763679600000` for the example). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2. */
+                /** @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2. */
                 hash: string;
                 /** @description The X-Job-Id of a cancel answer */
                 jobId: string;

@@ -21,10 +21,10 @@ signed fields and string in its \`x-body-signature\` extension.
   \`1763679600000.0\` are refused (a JSON number in those forms is read as its integer, which is not
   what was signed: the 401 says so). It must be within ±5 minutes of the server clock, else \`401\`
   errorCode 3, whose message states the server's time (also in the \`Date\` header).
-- Test vectors: \`docs/signing-test-vectors.json\`. The examples of this document verify against it:
-  merchantId \`00000000-0000-4000-8000-000000000001\`, secret \`demo-secret-key-change-me\`, timestamp
-  \`1763679600000\`, signed message \`00000000-0000-4000-8000-0000000000011763679600000\`, hash
-  \`3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78\`.
+- The examples of this document hold placeholders (\`<your-merchant-id>\`, \`<hex HMAC-SHA256 …>\`) where
+  your merchant id and signature go. To check a signing implementation, \`docs/signing-test-vectors.json\`
+  has worked examples (with the local demo merchant's development secret, which no production deployment
+  loads).
 
 ## Signature version 2 (body-bound, opt-in per merchant)
 

@@ -5,6 +5,7 @@ import { registerAdminRoutes } from '../admin/admin-routes.js';
 import type { App } from '../context.js';
 import { createOpenApiApp } from '../http/json-body-validation.js';
 import { registerMerchantRoutes } from '../routes.js';
+import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../schemas.js';
 import { adminDescription, merchantDescription } from './openapi-descriptions.js';
 import { registerHealthRoutes, registerMetricsRoute } from './operations-routes.js';
 
@@ -76,8 +77,8 @@ const signatureV2Parameter = {
   schema: {
     type: 'string' as const,
     pattern: '^t=\\d{1,16},v1=[0-9a-fA-F]{64}$',
-    // docs/signing-test-vectors.json, v2 "POST rewards/cancel": the CancelRequest example, sent as is.
-    example: 't=1763679600000,v1=2c30336ef9c23800af19421f6d4e614d6b442a89d10394ba7b9841ca07691702',
+    // A placeholder (schemas.ts); docs/signing-test-vectors.json has a worked example.
+    example: SIGNING_EXAMPLE_PLACEHOLDERS.xSignature,
   },
   'x-signed-string': SIGNATURE_V2_SIGNED_STRING,
 };

@@ -20,7 +20,11 @@ const betSlipFields = {
       'string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way.',
     example: 1763679600000,
   }),
-  authToken: z.string().min(1).max(1_024).openapi({ description: 'Game session token', example: 'demo-session-token' }),
+  authToken: z
+    .string()
+    .min(1)
+    .max(1_024)
+    .openapi({ description: 'Game session token', example: '<game-session-token>' }),
   hash: hashSchema(
     'hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by ' +
       'the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out.',

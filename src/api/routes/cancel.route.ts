@@ -3,7 +3,13 @@ import { singleCancelDeduplicationKey } from '../../shared/single-cancels/member
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
+import {
+  identifier,
+  jsonBody,
+  merchantErrorResponses,
+  SIGNING_EXAMPLE_PLACEHOLDERS,
+  signedFields,
+} from '../schemas.js';
 import { acceptedResponse, CancelHeadersSchema } from './cancel-answer.js';
 import { enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
@@ -25,12 +31,12 @@ const CancelRequestSchema = z
       { required: ['id'], properties: { id: { type: 'string' } } },
       { required: ['externalId'], properties: { externalId: { type: 'string' } } },
     ],
-    // The v2 vector "POST rewards/cancel" of docs/signing-test-vectors.json: with the X-Signature example,
-    // a request that verifies for the demo merchant (secret demo-secret-key-change-me).
+    // Placeholders where the signature goes (schemas.ts): with the vector's values in their place, the
+    // v2 vector "POST rewards/cancel" of docs/signing-test-vectors.json (a test checks).
     example: {
-      merchantId: '00000000-0000-4000-8000-000000000001',
+      merchantId: SIGNING_EXAMPLE_PLACEHOLDERS.merchantId,
       timestamp: 1763679600000,
-      hash: '3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78',
+      hash: SIGNING_EXAMPLE_PLACEHOLDERS.hash,
       externalId: 'demo-reward-1',
     },
   });

@@ -2,12 +2,7 @@ import type { Context } from 'hono';
 import type { Operation } from '../../shared/queue/job-catalogue.js';
 import { runInContext } from '../../shared/telemetry/trace-context.js';
 import type { AppEnv } from '../context.js';
-import {
-  claimIdempotencyKey,
-  claimSignatureReplay,
-  type HeldRecord,
-  requestFingerprint,
-} from '../idempotency.js';
+import { claimIdempotencyKey, claimSignatureReplay, type HeldRecord, requestFingerprint } from '../idempotency.js';
 import { isStoreOutcomeUnknown, type OperationPayload } from '../jobs/producer.js';
 import { isJobStored } from '../jobs/stored-job.js';
 import { errorResponse } from '../schemas.js';

@@ -1,4 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
+import { displayableWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
 import { deleteWebhook, findWebhookStatus } from '../../shared/webhooks/webhooks.repository.js';
 import { auditAdminWrite } from '../admin/admin-audit.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
@@ -35,7 +36,7 @@ export function registerDeleteWebhook(app: App): void {
           await auditAdminWrite(c, trx, {
             action: 'webhook.delete',
             target: merchantId,
-            before: before ? { url: before.url, events: before.events } : null,
+            before: before ? { url: displayableWebhookUrl(before.url), events: before.events } : null,
           });
         }
         return deleted;

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
+import { displayableWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
 import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
 import { findWebhookStatus } from '../../shared/webhooks/webhooks.repository.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
@@ -10,7 +11,7 @@ const epochMs = (description: string) => z.number().int().nullable().openapi({ d
 
 const WebhookStatusSchema = z
   .object({
-    url: z.string(),
+    url: z.string().openapi({ description: 'The URL, never with user information' }),
     events: z.array(z.enum(webhookEventTypes)),
     enabled: z.boolean().openapi({ description: 'false once disabled for failing; a PUT enables it again' }),
     failingSince: epochMs(
@@ -48,7 +49,7 @@ export function registerGetWebhook(app: App): void {
     if (!webhook) throw new AppError('NOT_FOUND', 'The merchant has no webhook');
     return c.json(
       {
-        url: webhook.url,
+        url: displayableWebhookUrl(webhook.url),
         events: webhook.events,
         enabled: webhook.disabledAt === null,
         failingSince: webhook.failingSince?.getTime() ?? null,

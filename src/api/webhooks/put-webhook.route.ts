@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
-import { checkWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
+import { checkWebhookUrl, displayableWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
 import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
 import { generateWebhookSecret } from '../../shared/webhooks/webhook-signature.js';
 import { findWebhookStatus, upsertWebhook } from '../../shared/webhooks/webhooks.repository.js';
@@ -23,8 +23,9 @@ const PutWebhookRequestSchema = z
       .max(2_048)
       .openapi({
         description:
-          'http or https. Loopback, private, link-local and other internal addresses are refused, when the URL is ' +
-          'set and again, after resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)',
+          'http or https, without user information (`user:password@` is refused). Loopback, private, link-local and ' +
+          'every other special-purpose address (the IANA registries) are refused, when the URL is set and again, after ' +
+          'resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)',
         example: 'https://merchant.example/webhooks/rewards',
       }),
     events: eventsSchema.optional().openapi({
@@ -88,7 +89,9 @@ export function registerPutWebhook(app: App): void {
         await auditAdminWrite(c, trx, {
           action: 'webhook.put',
           target: merchantId,
-          before: before ? { url: before.url, events: before.events } : null,
+          // Nothing secret in the log: no signing secret, and no user information a URL stored before it
+          // was refused may still carry.
+          before: before ? { url: displayableWebhookUrl(before.url), events: before.events } : null,
           after: { url: webhook.url, events: webhook.events },
         });
       });

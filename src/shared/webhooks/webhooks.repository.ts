@@ -63,7 +63,7 @@ export async function findWebhook(
     row && {
       url: row.url,
       events: row.events as WebhookEventType[],
-      secret: openStoredSecret(secrets, row.secret, row.merchant_id),
+      secret: openStoredSecret(secrets, row.secret, row.merchant_id, 'merchant_webhooks.secret'),
       disabledAt: row.disabled_at,
       disabledReason: row.disabled_reason,
       failingSince: row.failing_since,
@@ -88,7 +88,7 @@ export async function upsertWebhook(
       merchant_id: merchantId,
       url: webhook.url,
       events: webhook.events,
-      secret: secrets.seal(webhook.secret, merchantId),
+      secret: secrets.seal(webhook.secret, merchantId, 'merchant_webhooks.secret'),
     })
     .onConflict((conflict) =>
       conflict.column('merchant_id').doUpdateSet((eb) => ({
