@@ -6,6 +6,7 @@ import { registerBetSlip } from './routes/bet-slip.route.js';
 import { registerBulkCancel } from './routes/bulk-cancel.route.js';
 import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.js';
 import { registerCancel } from './routes/cancel.route.js';
+import { registerJobReport } from './routes/job-report.route.js';
 import { registerJobRewards } from './routes/job-rewards.route.js';
 import { registerJobStatus } from './routes/job-status.route.js';
 import { registerJobUnapplied } from './routes/job-unapplied.route.js';
@@ -52,6 +53,7 @@ export function registerMerchantRoutes(app: App, trustedProxies: readonly string
   registerJobStatus(app, readAuth);
   registerJobRewards(app, readAuth);
   registerJobUnapplied(app, readAuth);
+  registerJobReport(app, readAuth);
   registerListJobs(app, readAuth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
 }

@@ -56,12 +56,14 @@ function rateHeaders(response: Response) {
  * structured-field list item, a quoted policy name then `;key=integer` parameters.
  */
 function ietfRateFields(response: Response) {
-  const item = (name: string) => {
+  const item = (
+    name: string,
+  ): ({ policy: string | undefined } & Record<string, number | string | undefined>) | null => {
     const value = response.headers.get(name);
     if (value === null) return null;
     const match = /^"([a-z0-9_-]+)"((?:;[a-z]+=\d+)+)$/.exec(value);
     if (!match) throw new Error(`${name} is not a structured-field item: ${value}`);
-    const parameters = Object.fromEntries(
+    const parameters: Record<string, number> = Object.fromEntries(
       (match[2] as string)
         .slice(1)
         .split(';')

@@ -1,0 +1,65 @@
+import type { Db } from '../../shared/db/client.js';
+import { AppError } from '../../shared/errors.js';
+import { listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
+import type { ApiDeps } from '../context.js';
+import type { ReportLine } from '../repositories/job-report.repository.js';
+import { readUnappliedReportBatch } from '../repositories/job-report.repository.js';
+import type { UnappliedCursor } from '../repositories/job-unapplied.repository.js';
+import { hasFinished, type ListedJob } from './job-listing-page.js';
+
+/**
+ * Lines read per statement. Small enough that a report holds a few hundred kilobytes at a time whatever
+ * its length (the stream reads the next batch only when the client has taken this one); large enough
+ * that a 1,000,000-line report is a few hundred short statements, each a range read of its listing's key.
+ */
+const REPORT_BATCH = 2_000;
+
+/**
+ * Every line of a finished job's report, batch by batch: the rewards it cancelled (from its listing,
+ * `job_rewards`, in id order), then, for a bulkCancel, the identifiers it did not cancel
+ * (`job_unapplied_identifiers`, in key order). Each batch is its own short read, so no connection is
+ * held while the client reads; a replica serves a batch only once it has replayed the job's end
+ * (recorded after the job's last rows), else the primary does, as for jobs/rewards pages.
+ */
+export async function* reportLines(
+  deps: Pick<ApiDeps, 'reads'>,
+  job: ListedJob,
+  operation: 'bulkCancel' | 'bulkCancelByQuery',
+): AsyncGenerator<readonly ReportLine[]> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await readFinishedJob(deps, job, (db) => listJobRewards(db, { ...job, after, limit: REPORT_BATCH }));
+    yield page.rewards.map((reward) => ({ ...reward, outcome: 'cancelled' as const }));
+    if (page.next === null) break;
+    after = page.next;
+  }
+  // Query jobs name players, not rewards: what they did not cancel has no identifier to report.
+  if (operation !== 'bulkCancel') return;
+  let unappliedAfter: UnappliedCursor | undefined;
+  for (;;) {
+    const batch = await readFinishedJob(deps, job, (db) =>
+      readUnappliedReportBatch(db, { ...job, after: unappliedAfter, limit: REPORT_BATCH }),
+    );
+    yield batch.lines;
+    if (batch.next === null) break;
+    unappliedAfter = batch.next;
+  }
+}
+
+/** One read of a finished job's rows, from a pool that has them all. */
+export async function readFinishedJob<T>(
+  { reads }: Pick<ApiDeps, 'reads'>,
+  job: ListedJob,
+  read: (db: Db) => Promise<T>,
+): Promise<T> {
+  const answer = await reads.read(
+    'jobReport',
+    async (db, pool): Promise<{ value: T } | undefined> => {
+      if (pool === 'replica' && !(await hasFinished(db, job))) return undefined;
+      return { value: await read(db) };
+    },
+    { accept: (result) => result !== undefined },
+  );
+  if (answer === undefined) throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1 });
+  return answer.value;
+}
