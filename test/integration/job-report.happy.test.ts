@@ -84,7 +84,7 @@ describe('the report of a finished bulk job', () => {
     const report = parseJobReport(plain.body);
     expect(report.checksumHolds).toBe(true);
 
-    const line = (reward: (typeof rewards)[number], outcome: string): Line => ({
+    const line = (reward: (typeof rewards)[number] | undefined, outcome: string): Line => ({
       id: reward?.id as string,
       externalId: reward?.externalId ?? null,
       playerId: reward?.playerId as string,
