@@ -39,7 +39,9 @@ export function ndjsonReportStream({ batches, heading, onEnd }: ReportStreamOpti
     {
       async pull(controller) {
         try {
-          const next = await batches.next();
+          // An empty batch enqueues nothing, and a pull that enqueues nothing is not called again: read on.
+          let next = await batches.next();
+          while (!next.done && next.value.length === 0) next = await batches.next();
           if (next.done) {
             const summary = { ...heading, lines, ...counts, sha256: hash.digest('hex') };
             controller.enqueue(encoder.encode(`${JSON.stringify({ summary })}\n`));
@@ -47,7 +49,6 @@ export function ndjsonReportStream({ batches, heading, onEnd }: ReportStreamOpti
             end('done');
             return;
           }
-          if (next.value.length === 0) return;
           let text = '';
           for (const line of next.value) {
             counts[line.outcome] += 1;
