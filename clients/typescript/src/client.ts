@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type JobReportSummary, saveJobReport } from './job-report.js';
 import type { components } from './merchant-api.js';
 import { signatureHeader, signV1 } from './signing.js';
 import { splitWithinLimits, type Tagged } from './split.js';
@@ -43,6 +44,8 @@ interface Answer {
   status: number;
   headers: Headers;
   body: unknown;
+  /** A successful answer's body still unread (`stream`). */
+  stream?: ReadableStream<Uint8Array> | null;
 }
 
 interface SendOptions {
@@ -50,6 +53,8 @@ interface SendOptions {
   idempotencyKey?: string;
   /** A `409` without Retry-After is final; some callers want it as an answer rather than an error. */
   accept?: readonly number[];
+  /** A successful answer's body is left unread for the caller (a report); extra request headers. */
+  stream?: { headers: Record<string, string> };
 }
 
 const DEFAULT_LIMITS = { maxItems: 10_000, maxBodyBytes: 2 * 1024 * 1024, maxQueuedJobs: 100 };
@@ -168,6 +173,19 @@ export class MerchantClient {
     } while (after !== null);
   }
 
+  /**
+   * Saves a finished bulk job's report (NDJSON, one line per requested identifier with its outcome, then
+   * a summary line) to `path`, verifying its checksum; answers the summary. A job still running is waited
+   * out (409 with Retry-After), as a 429 or 503 is. `gzip` (default true) asks for a compressed transfer;
+   * the file holds the decoded NDJSON either way.
+   */
+  async downloadReport(jobId: string, path: string, { gzip = true } = {}): Promise<JobReportSummary> {
+    const headers = { 'accept-encoding': gzip ? 'gzip' : 'identity' };
+    const answer = await this.send('/api/v1/integration/jobs/report', { jobId }, { stream: { headers } });
+    if (!answer.stream) throw new MerchantApiError(answer.status, null, 'a report answer without a body', null);
+    return saveJobReport(answer.stream, path);
+  }
+
   /** The merchant's jobs, newest first, every page. */
   async *jobs(filters: JobsFilters = {}): AsyncGenerator<JobStatus> {
     let after: string | null = null;
@@ -218,7 +236,7 @@ export class MerchantClient {
       const last = attempt >= maxAttempts;
       let answer: Answer;
       try {
-        answer = await this.attempt(path, fields, options.idempotencyKey);
+        answer = await this.attempt(path, fields, options);
       } catch (error) {
         // No answer at all: a read may be repeated, and a cancel under its key replays, never requeues.
         if (last) throw error;
@@ -248,7 +266,7 @@ export class MerchantClient {
     }
   }
 
-  private async attempt(path: string, fields: Record<string, unknown>, idempotencyKey?: string): Promise<Answer> {
+  private async attempt(path: string, fields: Record<string, unknown>, options: SendOptions): Promise<Answer> {
     const { merchantId, secret } = this.options;
     const timestamp = this.serverNow();
     // The very bytes that are sent are the ones X-Signature covers.
@@ -259,10 +277,13 @@ export class MerchantClient {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.signatureVersion === 2)
       headers['x-signature'] = signatureHeader(secret, timestamp, 'POST', path, body);
-    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    Object.assign(headers, options.stream?.headers);
     const sentAt = Date.now();
     const response = await this.fetchImpl(`${this.baseUrl}${path}`, { method: 'POST', headers, body });
     this.learnClock(response.headers.get('date'), sentAt);
+    if (options.stream && response.ok)
+      return { status: response.status, headers: response.headers, body: null, stream: response.body };
     const text = await response.text();
     let parsed: unknown = null;
     if (text !== '') {
