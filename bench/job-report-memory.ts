@@ -205,7 +205,13 @@ function download(
         headers: { 'content-type': 'application/json', ...(options.gzip ? { 'accept-encoding': 'gzip' } : {}) },
       },
       (incoming) => {
-        if (incoming.statusCode !== 200 || options.probeOnly) {
+        if (options.probeOnly) {
+          // The status alone: the body is not read, the connection closed.
+          incoming.destroy();
+          resolve(incoming.statusCode ?? 0);
+          return;
+        }
+        if (incoming.statusCode !== 200) {
           incoming.resume();
           incoming.on('end', () => resolve(incoming.statusCode ?? 0));
           return;

@@ -1,9 +1,12 @@
 import type { Db } from '../../shared/db/client.js';
 import { AppError } from '../../shared/errors.js';
-import { listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
 import type { ApiDeps } from '../context.js';
-import type { ReportLine } from '../repositories/job-report.repository.js';
-import { readUnappliedReportBatch } from '../repositories/job-report.repository.js';
+import {
+  type ListedRowCursor,
+  type ReportLine,
+  readCancelledReportBatch,
+  readUnappliedReportBatch,
+} from '../repositories/job-report.repository.js';
 import type { UnappliedCursor } from '../repositories/job-unapplied.repository.js';
 import { hasFinished, type ListedJob } from './job-listing-page.js';
 
@@ -16,8 +19,8 @@ const REPORT_BATCH = 2_000;
 
 /**
  * Every line of a finished job's report, batch by batch: the rewards it cancelled (from its listing,
- * `job_rewards`, in id order), then, for a bulkCancel, the identifiers it did not cancel
- * (`job_unapplied_identifiers`, in key order). Each batch is its own short read, so no connection is
+ * `job_rewards`, row by row in key order: ids ascend within a row, not across the job), then, for a
+ * bulkCancel, the identifiers it did not cancel (`job_unapplied_identifiers`, in key order). Each batch is its own short read, so no connection is
  * held while the client reads; a replica serves a batch only once it has replayed the job's end
  * (recorded after the job's last rows), else the primary does, as for jobs/rewards pages.
  */
@@ -26,12 +29,14 @@ export async function* reportLines(
   job: ListedJob,
   operation: 'bulkCancel' | 'bulkCancelByQuery',
 ): AsyncGenerator<readonly ReportLine[]> {
-  let after: string | undefined;
+  let after: ListedRowCursor | undefined;
   for (;;) {
-    const page = await readFinishedJob(deps, job, (db) => listJobRewards(db, { ...job, after, limit: REPORT_BATCH }));
-    yield page.rewards.map((reward) => ({ ...reward, outcome: 'cancelled' as const }));
-    if (page.next === null) break;
-    after = page.next;
+    const batch = await readFinishedJob(deps, job, (db) =>
+      readCancelledReportBatch(db, { ...job, after, limit: REPORT_BATCH }),
+    );
+    yield batch.lines;
+    if (batch.next === null) break;
+    after = batch.next;
   }
   // Query jobs name players, not rewards: what they did not cancel has no identifier to report.
   if (operation !== 'bulkCancel') return;
