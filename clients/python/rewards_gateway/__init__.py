@@ -9,6 +9,7 @@ from .client import (
     RewardsClient,
     urllib_transport,
 )
+from .reports import ReportError, save_report, verify_report
 from .signing import SigningSelfCheckError, check_test_vectors, sign_v1, signature_header_v2
 from .splitting import MAX_BODY_BYTES, MAX_ITEMS, BulkChunk, split_bulk, split_players
 from .webhooks import WebhookVerificationError, verify_webhook
@@ -20,16 +21,19 @@ __all__ = [
     "JobTimeoutError",
     "MAX_BODY_BYTES",
     "MAX_ITEMS",
+    "ReportError",
     "Response",
     "RetryEvent",
     "RewardsClient",
     "SigningSelfCheckError",
     "WebhookVerificationError",
     "check_test_vectors",
+    "save_report",
     "sign_v1",
     "signature_header_v2",
     "split_bulk",
     "split_players",
     "urllib_transport",
+    "verify_report",
     "verify_webhook",
 ]
