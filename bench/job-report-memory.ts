@@ -31,7 +31,7 @@ const PLAYERS = 10_000;
 const REWARDS_PER_PLAYER = 100;
 const REWARDS = PLAYERS * REWARDS_PER_PLAYER;
 /** The slow reader takes this many bytes a second: a client on a slow link, far below what the API sends. */
-const SLOW_READER_BYTES_PER_SECOND = 16 * 1024 * 1024;
+const SLOW_READER_BYTES_PER_SECOND = 4 * 1024 * 1024;
 
 interface Download {
   variant: string;

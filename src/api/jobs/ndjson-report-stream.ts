@@ -1,14 +1,18 @@
 import { createHash } from 'node:crypto';
-import type { ReportLine, ReportOutcome } from '../repositories/job-report.repository.js';
+import type { ReportCounts, ReportOutcome } from '../repositories/job-report.repository.js';
 
-export type ReportCounts = Record<ReportOutcome, number>;
+/** A run of whole report lines as NDJSON text, with how many of each outcome it holds. */
+export interface ReportText {
+  text: string;
+  counts: ReportCounts;
+}
 
 /** What the final line says besides the counts and the checksum, known before the first line. */
 export type ReportHeading = Record<string, unknown>;
 
 export interface ReportStreamOptions {
   /** The lines, a batch at a time: the next batch is read only when the client has taken the last. */
-  batches: AsyncGenerator<readonly ReportLine[]>;
+  batches: AsyncGenerator<ReportText>;
   heading: ReportHeading;
   /** Called once: the body ended (`done`), the client went away (`cancelled`), or a read failed. */
   onEnd: (how: 'done' | 'cancelled' | 'failed', error?: unknown) => void;
@@ -41,7 +45,7 @@ export function ndjsonReportStream({ batches, heading, onEnd }: ReportStreamOpti
         try {
           // An empty batch enqueues nothing, and a pull that enqueues nothing is not called again: read on.
           let next = await batches.next();
-          while (!next.done && next.value.length === 0) next = await batches.next();
+          while (!next.done && next.value.text === '') next = await batches.next();
           if (next.done) {
             const summary = { ...heading, lines, ...counts, sha256: hash.digest('hex') };
             controller.enqueue(encoder.encode(`${JSON.stringify({ summary })}\n`));
@@ -49,13 +53,11 @@ export function ndjsonReportStream({ batches, heading, onEnd }: ReportStreamOpti
             end('done');
             return;
           }
-          let text = '';
-          for (const line of next.value) {
-            counts[line.outcome] += 1;
-            text += `${JSON.stringify(line)}\n`;
+          for (const outcome of Object.keys(counts) as ReportOutcome[]) {
+            counts[outcome] += next.value.counts[outcome];
+            lines += next.value.counts[outcome];
           }
-          lines += next.value.length;
-          const bytes = encoder.encode(text);
+          const bytes = encoder.encode(next.value.text);
           hash.update(bytes);
           controller.enqueue(bytes);
         } catch (error) {

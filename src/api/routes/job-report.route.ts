@@ -3,7 +3,7 @@ import { AppError } from '../../shared/errors.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
 import { hasDeferredSlices } from '../../shared/repositories/job-rewards.repository.js';
 import type { App } from '../context.js';
-import { readFinishedJob, reportLines } from '../jobs/job-report.js';
+import { readFinishedJob, reportBatches } from '../jobs/job-report.js';
 import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
 import { acceptsGzip, ndjsonReportStream } from '../jobs/ndjson-report-stream.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -101,7 +101,7 @@ export function registerJobReport(app: App, auth: MerchantRouteMiddleware): void
     const logger = c.get('logger');
     const heading = { jobId: status.jobId, operation, state: status.state, result: status.result };
     const body = ndjsonReportStream({
-      batches: reportLines(deps, job, operation),
+      batches: reportBatches(deps, job, operation),
       heading,
       onEnd: (how, error) => {
         release();
