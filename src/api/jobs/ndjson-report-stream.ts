@@ -3,12 +3,12 @@ import type { ReportCounts, ReportOutcome } from '../repositories/job-report.rep
 
 /** A run of whole report lines as NDJSON text, with how many of each outcome it holds. */
 export interface ReportText {
-  text: string;
+  texts: readonly string[];
   counts: ReportCounts;
 }
 
 /** What the final line says besides the counts and the checksum, known before the first line. */
-export type ReportHeading = Record<string, unknown>;
+type ReportHeading = Record<string, unknown>;
 
 export interface ReportStreamOptions {
   /** The lines, a batch at a time: the next batch is read only when the client has taken the last. */
@@ -45,7 +45,7 @@ export function ndjsonReportStream({ batches, heading, onEnd }: ReportStreamOpti
         try {
           // An empty batch enqueues nothing, and a pull that enqueues nothing is not called again: read on.
           let next = await batches.next();
-          while (!next.done && next.value.text === '') next = await batches.next();
+          while (!next.done && next.value.texts.length === 0) next = await batches.next();
           if (next.done) {
             const summary = { ...heading, lines, ...counts, sha256: hash.digest('hex') };
             controller.enqueue(encoder.encode(`${JSON.stringify({ summary })}\n`));
@@ -57,9 +57,11 @@ export function ndjsonReportStream({ batches, heading, onEnd }: ReportStreamOpti
             counts[outcome] += next.value.counts[outcome];
             lines += next.value.counts[outcome];
           }
-          const bytes = encoder.encode(next.value.text);
-          hash.update(bytes);
-          controller.enqueue(bytes);
+          for (const text of next.value.texts) {
+            const bytes = encoder.encode(text);
+            hash.update(bytes);
+            controller.enqueue(bytes);
+          }
         } catch (error) {
           controller.error(error);
           end('failed', error);
