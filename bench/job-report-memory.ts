@@ -44,6 +44,9 @@ interface Download {
   rssBeforeMiB: number | null;
   rssPeakMiB: number | null;
   rssGrowthMiB: number | null;
+  /** V8's heap spaces (MiB reserved) before and after, from the API's /metrics: where the growth is. */
+  heapSpacesBeforeMiB: Record<string, number>;
+  heapSpacesAfterMiB: Record<string, number>;
 }
 
 async function main(): Promise<number> {
@@ -137,6 +140,7 @@ async function main(): Promise<number> {
     for (const variant of ['plain', 'gzip', 'slow reader'] as const) {
       // Let the API settle after the previous download, so each starts from its resting size.
       await sleep(3_000);
+      const heapBefore = await heapSpacesMiB(api.adminUrl);
       const rssBefore = await readRssMiB(api.pid);
       const sampler = new RssSampler(api.pid, 50).start();
       const started = performance.now();
@@ -146,6 +150,7 @@ async function main(): Promise<number> {
       });
       const seconds = (performance.now() - started) / 1_000;
       const rss = await sampler.stop();
+      const heapAfter = await heapSpacesMiB(api.adminUrl);
       if (typeof result === 'number') throw new Error(`report answered ${result}`);
       const entry: Download = {
         variant,
@@ -155,12 +160,15 @@ async function main(): Promise<number> {
         rssPeakMiB: rss.peakMiB,
         rssGrowthMiB:
           rss.peakMiB === null || rssBefore === null ? null : Math.round((rss.peakMiB - rssBefore) * 10) / 10,
+        heapSpacesBeforeMiB: heapBefore,
+        heapSpacesAfterMiB: heapAfter,
       };
       downloads.push(entry);
       progress.step(
         `${variant}: ${entry.lines.toLocaleString('en')} lines, ${(entry.bytesOnWire / 1e6).toFixed(1)} MB on the wire ` +
           `in ${entry.seconds} s; checksum ${entry.checksumHolds ? 'holds' : 'FAILS'}; API RSS ${entry.rssBeforeMiB} → ` +
-          `peak ${entry.rssPeakMiB} MiB (growth ${entry.rssGrowthMiB} MiB)`,
+          `peak ${entry.rssPeakMiB} MiB (growth ${entry.rssGrowthMiB} MiB); V8 heap spaces ${JSON.stringify(heapBefore)} → ` +
+          JSON.stringify(heapAfter),
       );
     }
 
@@ -185,6 +193,20 @@ async function main(): Promise<number> {
   }
 }
 
+/** The API's V8 heap spaces as its /metrics reports them (MiB reserved per space); empty if it does not answer. */
+async function heapSpacesMiB(adminUrl: string): Promise<Record<string, number>> {
+  try {
+    const text = await (await fetch(`${adminUrl}/metrics`)).text();
+    const spaces: Record<string, number> = {};
+    for (const match of text.matchAll(/^nodejs_heap_space_size_total_bytes\{[^}]*space="([a-z_]+)"[^}]*\} (\d+)/gm)) {
+      spaces[match[1] as string] = Math.round(Number(match[2]) / 1024 / 102.4) / 10;
+    }
+    return spaces;
+  } catch {
+    return {};
+  }
+}
+
 /**
  * Downloads the report without keeping it: hashes and counts its lines as they arrive (decoding gzip in
  * a stream), so the bench's own memory stays flat too. `bytesPerSecond` paces the reading (the socket
@@ -195,7 +217,19 @@ function download(
   merchant: MerchantCredentials,
   jobId: string,
   options: { gzip: boolean; bytesPerSecond?: number; probeOnly?: boolean },
-): Promise<number | Omit<Download, 'variant' | 'seconds' | 'rssBeforeMiB' | 'rssPeakMiB' | 'rssGrowthMiB'>> {
+): Promise<
+  | number
+  | Omit<
+      Download,
+      | 'variant'
+      | 'seconds'
+      | 'rssBeforeMiB'
+      | 'rssPeakMiB'
+      | 'rssGrowthMiB'
+      | 'heapSpacesBeforeMiB'
+      | 'heapSpacesAfterMiB'
+    >
+> {
   const body = JSON.stringify(signedBody(merchant, { jobId }));
   return new Promise((resolve, reject) => {
     const outgoing = request(
