@@ -123,9 +123,19 @@ export class RateLimiter {
   }
 }
 
-/** The headers every answer to a rate-limited merchant carries. */
+/** The name of the one quota a merchant has, in the IETF fields (a policy's name is the client's key to it). */
+const POLICY_NAME = '"default"';
+
+/**
+ * The headers every answer to a rate-limited merchant carries: the IETF fields
+ * (draft-ietf-httpapi-ratelimit-headers-10: `RateLimit-Policy` names the quota `q` per window `w` in
+ * seconds, `RateLimit` what is left of it `r` and the seconds `t` until it resets), beside the older
+ * `RateLimit-Limit` / `-Remaining` / `-Reset` that existing clients read (deprecated, kept as they were).
+ */
 export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
   return {
+    'RateLimit-Policy': `${POLICY_NAME};q=${decision.limit};w=${WINDOW_MS / 1_000}`,
+    RateLimit: `${POLICY_NAME};r=${decision.remaining};t=${decision.resetSeconds}`,
     'RateLimit-Limit': String(decision.limit),
     'RateLimit-Remaining': String(decision.remaining),
     'RateLimit-Reset': String(decision.resetSeconds),

@@ -7,6 +7,7 @@ import { registerBulkCancel } from './routes/bulk-cancel.route.js';
 import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.js';
 import { registerCancel } from './routes/cancel.route.js';
 import { registerJobEvents } from './routes/job-events.route.js';
+import { registerJobReport } from './routes/job-report.route.js';
 import { registerJobRewards } from './routes/job-rewards.route.js';
 import { registerJobStatus } from './routes/job-status.route.js';
 import { registerJobUnapplied } from './routes/job-unapplied.route.js';
@@ -53,6 +54,7 @@ export function registerMerchantRoutes(app: App, trustedProxies: readonly string
   registerJobStatus(app, readAuth);
   registerJobRewards(app, readAuth);
   registerJobUnapplied(app, readAuth);
+  registerJobReport(app, readAuth);
   registerListJobs(app, readAuth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
   // Signed in its URL as GET /betSlip is, and so bound the same way: a triple seen there cannot cancel.

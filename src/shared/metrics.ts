@@ -164,7 +164,7 @@ export class Metrics {
 
   readonly databaseReads = new Counter({
     name: 'gateway_db_reads_total',
-    help: 'Reads routed between the Postgres pools, by the pool that answered (primary, replica) and kind (readAll, dryRun, jobStatus, jobRewards, jobUnapplied, merchant).',
+    help: 'Reads routed between the Postgres pools, by the pool that answered (primary, replica) and kind (readAll, dryRun, jobStatus, jobRewards, jobUnapplied, jobReport, merchant).',
     labelNames: ['pool', 'kind'] as const,
     registers: [this.registry],
   });

@@ -119,13 +119,20 @@ describe('the checked-in documents (npm run openapi)', () => {
     }
   });
 
-  it('declare Retry-After on 409, 429 and 503, and RateLimit-* and X-Request-Id on every merchant answer', () => {
+  it('declare Retry-After on 409, 429 and 503, and RateLimit-Policy, RateLimit, RateLimit-* and X-Request-Id on every merchant answer', () => {
     const signed = allOperations(document).filter(({ path }) => path.startsWith('/api/v1/') || path === '/betSlip');
     for (const { path, method, operation } of signed) {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const headers = Object.keys(response.headers ?? {});
         expect(headers, `${method} ${path} ${status}`).toEqual(
-          expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+          expect.arrayContaining([
+            'X-Request-Id',
+            'RateLimit-Policy',
+            'RateLimit',
+            'RateLimit-Limit',
+            'RateLimit-Remaining',
+            'RateLimit-Reset',
+          ]),
         );
         if (['409', '429', '503'].includes(status))
           expect(headers, `${method} ${path} ${status}`).toContain('Retry-After');

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -273,5 +276,47 @@ describe('webhook verification', () => {
     });
     expect(oldOnly.outcomes[0]).toEqual({ type: 'job.completed', jobId: jobIds[0] });
     expect(oldOnly.outcomes[1]).toHaveProperty('refused');
+  });
+});
+
+interface ReportOutcome {
+  error?: unknown;
+  jobId: string;
+  status: { state: string; result: Record<string, number> };
+  saved: Record<'gzip' | 'plain', { summary: Record<string, unknown>; text: string }>;
+}
+
+describe('job report', () => {
+  it('saves the report of a finished bulkCancel to a file, gzip or not, verified, adding up to the job counts', async () => {
+    const { merchant, rewards } = await merchantWithRewards('report', 3);
+    const externalIds = [...rewards.slice(0, 2).map((reward) => reward.externalId as string), 'report-missing'];
+    const directory = mkdtempSync(join(tmpdir(), 'python-client-report-'));
+    const outcome = await runPythonScenario<ReportOutcome>('report', {
+      ...credentials(merchant),
+      externalIds,
+      directory,
+    });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.status.state).toBe('completed');
+    expect(outcome.saved.gzip.text).toBe(outcome.saved.plain.text);
+    for (const { summary } of Object.values(outcome.saved)) {
+      expect(summary).toMatchObject({
+        jobId: outcome.jobId,
+        lines: 3,
+        cancelled: 2,
+        notFound: 1,
+        result: outcome.status.result,
+      });
+    }
+    const lines = outcome.saved.plain.text
+      .trimEnd()
+      .split('\n')
+      .slice(0, -1)
+      .map((line) => JSON.parse(line));
+    expect(lines.map((line) => [line.externalId, line.outcome]).sort()).toEqual([
+      ['report-0', 'cancelled'],
+      ['report-1', 'cancelled'],
+      ['report-missing', 'notFound'],
+    ]);
   });
 });

@@ -52,6 +52,30 @@ function rateHeaders(response: Response) {
 }
 
 /**
+ * The IETF fields (draft-ietf-httpapi-ratelimit-headers-10), read as a client would: each is one
+ * structured-field list item, a quoted policy name then `;key=integer` parameters.
+ */
+function ietfRateFields(response: Response) {
+  const item = (
+    name: string,
+  ): ({ policy: string | undefined } & Record<string, number | string | undefined>) | null => {
+    const value = response.headers.get(name);
+    if (value === null) return null;
+    const match = /^"([a-z0-9_-]+)"((?:;[a-z]+=\d+)+)$/.exec(value);
+    if (!match) throw new Error(`${name} is not a structured-field item: ${value}`);
+    const parameters: Record<string, number> = Object.fromEntries(
+      (match[2] as string)
+        .slice(1)
+        .split(';')
+        .map((pair) => pair.split('=') as [string, string])
+        .map(([key, number]) => [key, Number(number)]),
+    );
+    return { policy: match[1], ...parameters };
+  };
+  return { policy: item('ratelimit-policy'), rateLimit: item('ratelimit') };
+}
+
+/**
  * Opens the merchant's counting window now and makes it last a minute, so that a test can count
  * exactly without racing the one-second window (the limiter only sets an expiry on a new key).
  */
@@ -80,7 +104,12 @@ describe('rate limit per merchant', () => {
       // Seconds until the window resets: the held window has about a minute left.
       expect(Number(reset)).toBeGreaterThan(50);
       expect(Number(reset)).toBeLessThanOrEqual(60);
+      // The same facts in the IETF fields: a quota of 3 per one-second window, and what is left of it.
+      const { policy, rateLimit } = ietfRateFields(response);
+      expect(policy).toEqual({ policy: 'default', q: 3, w: 1 });
+      expect(rateLimit).toEqual({ policy: 'default', r: Number(rateHeaders(response).remaining), t: Number(reset) });
     }
+    expect(answers.map((response) => ietfRateFields(response).rateLimit?.r)).toEqual([2, 1, 0, 0, 0]);
     for (const refused of answers.slice(3)) {
       expect(refused.headers.get('retry-after')).toBe(refused.headers.get('ratelimit-reset'));
       expect(refused.headers.get('x-request-id')).toBeTruthy();
@@ -121,6 +150,28 @@ describe('rate limit per merchant', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
   });
 
+  it('sends RateLimit-Policy and RateLimit on every merchant answer, refusals after authentication included', async () => {
+    const merchant = await createMerchant(env.db, { rateLimitPerSecond: 50 });
+    const answers = [
+      await readAll(replicaA, merchant),
+      // Unknown job: 404 after the signature held.
+      await replicaA.post(
+        '/api/v1/integration/jobs/status',
+        signedBody(merchant, { jobId: '00000000-0000-4000-8000-000000000000' }),
+      ),
+      // A malformed body: 400, validated after the signature.
+      await replicaA.post('/api/v1/integration/rewards/cancel', signedBody(merchant, { id: 'not-a-uuid' })),
+    ];
+    expect(answers.map((response) => response.status)).toEqual([200, 404, 400]);
+    for (const response of answers) {
+      const { policy, rateLimit } = ietfRateFields(response);
+      expect(policy).toEqual({ policy: 'default', q: 50, w: 1 });
+      expect(rateLimit?.policy).toBe('default');
+      expect(rateLimit?.r).toBeLessThan(50);
+      expect(rateLimit?.t).toBeGreaterThanOrEqual(1);
+    }
+  });
+
   it('counts a merchant whatever the case of its id, and leaves other merchants alone', async () => {
     const busy = await createMerchant(env.db, { rateLimitPerSecond: 1 });
     const quiet = await createMerchant(env.db, { rateLimitPerSecond: 1 });
@@ -137,6 +188,7 @@ describe('rate limit per merchant', () => {
       const response = await readAll(api, unlimited);
       expect(response.status).toBe(200);
       expect(rateHeaders(response)).toEqual({ limit: null, remaining: null, reset: null });
+      expect(ietfRateFields(response)).toEqual({ policy: null, rateLimit: null });
     } finally {
       await api.close();
     }

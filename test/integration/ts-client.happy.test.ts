@@ -1,5 +1,8 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MerchantClient, verifyWebhook } from '../../clients/typescript/src/index.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
@@ -227,5 +230,38 @@ describe('webhooks', () => {
     expect(
       verifyWebhook({ secrets: [newSecret], headers: second.headers, rawBody: second.body, now: later }),
     ).toBeNull();
+  });
+});
+
+describe('job report', () => {
+  it('saves the report of a finished bulkCancel to a file, gzip or not, verified, adding up to the job counts', async () => {
+    const merchant = await createMerchant(env.db);
+    await withRewards(merchant, ['report-a', 'report-b', 'report-c']);
+    const client = clientFor(merchant);
+    const [jobId] = await client.bulkCancel({ externalIds: ['report-a', 'report-b', 'report-missing'] });
+    const status = await client.waitForJob(jobId as string);
+    const directory = mkdtempSync(join(tmpdir(), 'ts-client-report-'));
+    const files: string[] = [];
+    for (const gzip of [true, false]) {
+      const path = join(directory, `report-${gzip}.ndjson`);
+      const summary = await client.downloadReport(jobId as string, path, { gzip });
+      expect(summary).toMatchObject({ jobId, lines: 3, cancelled: 2, notFound: 1, result: status.result });
+      files.push(readFileSync(path, 'utf8'));
+    }
+    expect(files[0]).toBe(files[1]);
+    const lines = (files[0] as string)
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(
+      lines
+        .slice(0, -1)
+        .map((line) => [line.externalId, line.outcome])
+        .sort(),
+    ).toEqual([
+      ['report-a', 'cancelled'],
+      ['report-b', 'cancelled'],
+      ['report-missing', 'notFound'],
+    ]);
   });
 });

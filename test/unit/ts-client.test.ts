@@ -1,6 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MerchantClient, signatureHeader, signV1, splitWithinLimits } from '../../clients/typescript/src/index.js';
+import {
+  JobReportError,
+  MerchantClient,
+  signatureHeader,
+  signV1,
+  splitWithinLimits,
+} from '../../clients/typescript/src/index.js';
 
 /** The TypeScript client's pure parts: its signing against the vector file, its splitting, its clock. */
 
@@ -164,5 +173,48 @@ describe('clients/typescript watch', () => {
     const client = new MerchantClient({ baseUrl: 'http://service', merchantId: 'm', secret: 's', fetch: fakeFetch });
     await expect(client.watch('j').next()).rejects.toMatchObject({ status: 404, errorCode: 10 });
     expect(calls).toBe(1);
+  });
+});
+
+describe('clients/typescript downloadReport', () => {
+  const lines = '{"id":"a","externalId":null,"playerId":"p","outcome":"cancelled"}\n'.repeat(3);
+  const summaryOf = (body: string) =>
+    `${JSON.stringify({ summary: { lines: 3, cancelled: 3, sha256: createHash('sha256').update(body).digest('hex') } })}\n`;
+  /** A client whose fetch answers `body` in chunks of 7 bytes, so lines and the summary straddle chunks. */
+  const clientAnswering = (body: string) => {
+    const fakeFetch = (async () => {
+      const bytes = Buffer.from(body);
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < bytes.length; i += 7) controller.enqueue(bytes.subarray(i, i + 7));
+          controller.close();
+        },
+      });
+      return new Response(stream, { status: 200, headers: { 'content-type': 'application/x-ndjson' } });
+    }) as unknown as typeof fetch;
+    return new MerchantClient({ baseUrl: 'http://service', merchantId: 'm', secret: 's', fetch: fakeFetch });
+  };
+  const directory = mkdtempSync(join(tmpdir(), 'ts-client-report-'));
+
+  it('saves a report whose checksum holds, byte for byte, and answers its summary', async () => {
+    const body = lines + summaryOf(lines);
+    const path = join(directory, 'whole.ndjson');
+    const summary = await clientAnswering(body).downloadReport('job', path);
+    expect(summary).toMatchObject({ lines: 3, cancelled: 3 });
+    expect(readFileSync(path, 'utf8')).toBe(body);
+  });
+
+  it('refuses a report whose lines were changed, and one cut before its summary line, leaving no file', async () => {
+    const tampered = lines.replace('"p"', '"q"') + summaryOf(lines);
+    const cut = lines;
+    for (const [name, body] of [
+      ['tampered', tampered],
+      ['cut', cut],
+    ] as const) {
+      const path = join(directory, `${name}.ndjson`);
+      await expect(clientAnswering(body).downloadReport('job', path)).rejects.toBeInstanceOf(JobReportError);
+      expect(existsSync(path)).toBe(false);
+      expect(existsSync(`${path}.partial`)).toBe(false);
+    }
   });
 });

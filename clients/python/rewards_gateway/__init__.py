@@ -9,6 +9,7 @@ from .client import (
     RewardsClient,
     urllib_transport,
 )
+from .reports import ReportError, save_report, verify_report
 from .signing import SigningSelfCheckError, check_test_vectors, sign_v1, signature_header_v2
 from .splitting import MAX_BODY_BYTES, MAX_ITEMS, BulkChunk, split_bulk, split_players
 from .watching import JobEvent, StreamAnswer, urllib_stream
@@ -22,6 +23,7 @@ __all__ = [
     "JobTimeoutError",
     "MAX_BODY_BYTES",
     "MAX_ITEMS",
+    "ReportError",
     "Response",
     "RetryEvent",
     "RewardsClient",
@@ -29,11 +31,13 @@ __all__ = [
     "StreamAnswer",
     "WebhookVerificationError",
     "check_test_vectors",
+    "save_report",
     "sign_v1",
     "signature_header_v2",
     "split_bulk",
     "split_players",
     "urllib_stream",
     "urllib_transport",
+    "verify_report",
     "verify_webhook",
 ]

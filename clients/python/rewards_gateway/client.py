@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
+from .reports import save_report
 from .signing import check_test_vectors, sign_v1, signature_header_v2
 from .splitting import MAX_BODY_BYTES, MAX_ITEMS, split_bulk, split_players
 from .watching import JOB_EVENTS, JobEvent, StreamTransport, urllib_stream, watch_job
@@ -26,6 +27,7 @@ JOB_STATUS = "/api/v1/integration/jobs/status"
 JOB_REWARDS = "/api/v1/integration/jobs/rewards"
 JOB_UNAPPLIED = "/api/v1/integration/jobs/unapplied"
 JOB_ABORT = "/api/v1/integration/jobs/cancel"
+JOB_REPORT = "/api/v1/integration/jobs/report"
 
 FINISHED_STATES = frozenset({"completed", "failed", "cancelled"})
 
@@ -188,6 +190,7 @@ class RewardsClient:
         idempotency_key: str | None = None,
         retry_unknown_outcome: bool = True,
         representation: bool = False,
+        headers: Mapping[str, str] | None = None,
     ) -> Response:
         """POSTs `fields` signed afresh on every attempt; answers the first 2xx, raises ApiError otherwise.
 
@@ -206,16 +209,16 @@ class RewardsClient:
                 **(fields or {}),
             }
             body = json.dumps(body_fields, separators=(",", ":")).encode("utf-8")
-            headers = {"content-type": "application/json"}
+            sent_headers = {"content-type": "application/json", **(headers or {})}
             if idempotency_key is not None:
-                headers["Idempotency-Key"] = idempotency_key
+                sent_headers["Idempotency-Key"] = idempotency_key
             if representation:
-                headers["Prefer"] = "return=representation"
+                sent_headers["Prefer"] = "return=representation"
             if self.signature_version == 2:
-                headers["X-Signature"] = signature_header_v2(self._secret, timestamp, "POST", path, body)
+                sent_headers["X-Signature"] = signature_header_v2(self._secret, timestamp, "POST", path, body)
             sent_ms = int(self._clock() * 1000)
             try:
-                response = self._transport("POST", self.base_url + path, headers, body, self.timeout)
+                response = self._transport("POST", self.base_url + path, sent_headers, body, self.timeout)
             except OSError:  # refused, reset, timed out: the request may or may not have been applied
                 if not retry_unknown_outcome or attempt == self.max_attempts:
                     raise
@@ -428,6 +431,17 @@ class RewardsClient:
             after = page.get("next")
             if after is None:
                 return
+
+    def download_report(self, job_id: str, path: str, *, gzip: bool = True) -> dict[str, Any]:
+        """Saves a finished bulk job's report to `path` after checking its sha256; answers its summary.
+
+        The report is NDJSON: one line per requested identifier with its outcome, then a summary line. A job
+        still running is waited out (409 with Retry-After, up to max_delay). gzip asks for a compressed
+        transfer; the file holds the decoded NDJSON either way. The body is held in memory while checked.
+        """
+        encoding = "gzip" if gzip else "identity"
+        response = self.request(JOB_REPORT, {"jobId": job_id}, headers={"Accept-Encoding": encoding})
+        return save_report(response, path)
 
     def abort_job(self, job_id: str) -> dict[str, Any]:
         """Stops a job; a finished one is ApiError 409 errorCode 13."""

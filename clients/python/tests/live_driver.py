@@ -9,6 +9,7 @@ it) and the scenario's outcome as one JSON line on stdout.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -105,7 +106,21 @@ def watch(options: dict[str, Any]) -> dict[str, Any]:
     return {"jobId": job_id, "events": events}
 
 
-SCENARIOS = {"basics": basics, "bulk": bulk, "cancels": cancels, "verify": verify, "watch": watch}
+
+def report(options: dict[str, Any]) -> dict[str, Any]:
+    client = make_client(options)
+    job_id = client.bulk_cancel(external_ids=options["externalIds"])
+    status = client.wait_for_job(job_id, poll_interval=0.1, timeout=60)
+    saved: dict[str, Any] = {}
+    for use_gzip in (True, False):
+        path = os.path.join(options["directory"], f"report-{use_gzip}.ndjson")
+        summary = client.download_report(job_id, path, gzip=use_gzip)
+        with open(path, encoding="utf-8") as file:
+            saved["gzip" if use_gzip else "plain"] = {"summary": summary, "text": file.read()}
+    return {"jobId": job_id, "status": status, "saved": saved}
+
+
+SCENARIOS = {"basics": basics, "bulk": bulk, "cancels": cancels, "report": report, "verify": verify, "watch": watch}
 
 
 def main() -> int:

@@ -1,9 +1,13 @@
+import gzip
 import hashlib
 import hmac
+import json
+import os
+import tempfile
 import unittest
 
-from rewards_gateway import ApiError, RetryEvent, RewardsClient, sign_v1
-from rewards_gateway.client import BULK_CANCEL, CANCEL, JOB_REWARDS, JOB_STATUS, READ_ALL
+from rewards_gateway import ApiError, ReportError, Response, RetryEvent, RewardsClient, sign_v1
+from rewards_gateway.client import BULK_CANCEL, CANCEL, JOB_REPORT, JOB_REWARDS, JOB_STATUS, READ_ALL
 
 from .fakes import MERCHANT_ID, SECRET, FakeClock, ScriptedTransport, answer, error, job_answer
 
@@ -261,3 +265,41 @@ class TestPages(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestDownloadReport(unittest.TestCase):
+    LINES = b'{"id":"a","externalId":null,"playerId":"p","outcome":"cancelled"}\n' * 3
+
+    @classmethod
+    def report(cls, lines: bytes, checksum_of: bytes | None = None) -> bytes:
+        digest = hashlib.sha256(lines if checksum_of is None else checksum_of).hexdigest()
+        return lines + json.dumps({"summary": {"lines": 3, "cancelled": 3, "sha256": digest}}).encode() + b"\n"
+
+    def client_answering(self, body: bytes, headers: dict[str, str]) -> tuple[RewardsClient, ScriptedTransport]:
+        transport = ScriptedTransport([Response(200, headers, body)])
+        clock = FakeClock()
+        client = RewardsClient("http://service", MERCHANT_ID, SECRET, transport=transport, clock=clock.time, sleep=clock.sleep)
+        return client, transport
+
+    def test_saves_a_gzip_report_decoded_after_its_checksum_holds_and_asks_for_gzip(self):
+        body = self.report(self.LINES)
+        client, transport = self.client_answering(gzip.compress(body), {"content-encoding": "gzip"})
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "report.ndjson")
+            summary = client.download_report("job", path)
+            with open(path, "rb") as file:
+                self.assertEqual(file.read(), body)
+        self.assertEqual(summary["cancelled"], 3)
+        self.assertEqual(transport.sent[0].url, "http://service" + JOB_REPORT)
+        self.assertEqual(transport.sent[0].fields["jobId"], "job")
+        self.assertEqual(transport.sent[0].headers["Accept-Encoding"], "gzip")
+
+    def test_refuses_a_changed_or_cut_report_and_leaves_no_file(self):
+        tampered = self.report(self.LINES.replace(b'"p"', b'"q"'), checksum_of=self.LINES)
+        for body in (tampered, self.LINES):
+            client, _ = self.client_answering(body, {})
+            with tempfile.TemporaryDirectory() as directory:
+                path = os.path.join(directory, "report.ndjson")
+                with self.assertRaises(ReportError):
+                    client.download_report("job", path, gzip=False)
+                self.assertEqual(os.listdir(directory), [])

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type JobReportSummary, saveJobReport } from './job-report.js';
 import type { components } from './merchant-api.js';
 import { signatureHeader, signV1 } from './signing.js';
 import { splitWithinLimits, type Tagged } from './split.js';
@@ -49,6 +50,8 @@ interface Answer {
   status: number;
   headers: Headers;
   body: unknown;
+  /** A successful answer's body still unread (`stream`). */
+  stream?: ReadableStream<Uint8Array> | null;
 }
 
 interface SendOptions {
@@ -58,6 +61,8 @@ interface SendOptions {
   representation?: boolean;
   /** A `409` without Retry-After is final; some callers want it as an answer rather than an error. */
   accept?: readonly number[];
+  /** A successful answer's body is left unread for the caller (a report); extra request headers. */
+  stream?: { headers: Record<string, string> };
 }
 
 const DEFAULT_LIMITS = { maxItems: 10_000, maxBodyBytes: 2 * 1024 * 1024, maxQueuedJobs: 100 };
@@ -201,6 +206,19 @@ export class MerchantClient {
     } while (after !== null);
   }
 
+  /**
+   * Saves a finished bulk job's report (NDJSON, one line per requested identifier with its outcome, then
+   * a summary line) to `path`, verifying its checksum; answers the summary. A job still running is waited
+   * out (409 with Retry-After), as a 429 or 503 is. `gzip` (default true) asks for a compressed transfer;
+   * the file holds the decoded NDJSON either way.
+   */
+  async downloadReport(jobId: string, path: string, { gzip = true } = {}): Promise<JobReportSummary> {
+    const headers = { 'accept-encoding': gzip ? 'gzip' : 'identity' };
+    const answer = await this.send('/api/v1/integration/jobs/report', { jobId }, { stream: { headers } });
+    if (!answer.stream) throw new MerchantApiError(answer.status, null, 'a report answer without a body', null);
+    return saveJobReport(answer.stream, path);
+  }
+
   /** The merchant's jobs, newest first, every page. */
   async *jobs(filters: JobsFilters = {}): AsyncGenerator<JobStatus> {
     let after: string | null = null;
@@ -299,9 +317,12 @@ export class MerchantClient {
       headers['x-signature'] = signatureHeader(secret, timestamp, 'POST', path, body);
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
     if (options.representation) headers.prefer = 'return=representation';
+    Object.assign(headers, options.stream?.headers);
     const sentAt = Date.now();
     const response = await this.fetchImpl(`${this.baseUrl}${path}`, { method: 'POST', headers, body });
     this.learnClock(response.headers.get('date'), sentAt);
+    if (options.stream && response.ok)
+      return { status: response.status, headers: response.headers, body: null, stream: response.body };
     const text = await response.text();
     let parsed: unknown = null;
     if (text !== '') {

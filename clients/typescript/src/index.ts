@@ -6,6 +6,7 @@ export {
   type MerchantClientOptions,
   type RewardConfiguration,
 } from './client.js';
+export { JobReportError, type JobReportSummary, saveJobReport } from './job-report.js';
 export type { components, paths } from './merchant-api.js';
 export { signatureHeader, signV1 } from './signing.js';
 export { splitWithinLimits } from './split.js';

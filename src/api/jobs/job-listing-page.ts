@@ -50,7 +50,8 @@ export async function readJobListingPage<T>(
   return page.page;
 }
 
-async function hasFinished(db: Db, job: ListedJob): Promise<boolean> {
+/** Whether this pool has the job's end: on a replica, only then are the job's rows whole there. */
+export async function hasFinished(db: Db, job: ListedJob): Promise<boolean> {
   const row = await findJobRecord(db, job.merchantId, job.jobId);
   return row !== undefined && isFinished(row.state);
 }

@@ -36,8 +36,9 @@ A merchant the operator has switched to version 2 also sends, on every request, 
 ## Answers
 
 - Every error is \`{"errorCode": <int>, "errorMessage": "<text>"}\` (schema \`Error\`); every answer
-  carries \`X-Request-Id\`, and \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` while the
-  merchant has a rate limit (1,000 a second by default).
+  carries \`X-Request-Id\`, and \`RateLimit-Policy\` and \`RateLimit\` (the IETF fields) while the merchant
+  has a rate limit (1,000 a second by default); the older \`RateLimit-Limit\`, \`RateLimit-Remaining\`,
+  \`RateLimit-Reset\` carry the same numbers and are deprecated.
 - The three cancels answer \`200\` with an empty body and the job id in \`X-Job-Id\` once the job is
   stored (the interface's answer); with \`Prefer: return=representation\`, the body is \`{"jobId"}\`
   as JSON. A dry run answers its counts.

@@ -42,16 +42,31 @@ const merchantHeaders = {
     description: "The caller's X-Request-Id, or a generated one; quote it when reporting a problem",
     schema: { type: 'string' as const },
   },
+  RateLimitPolicy: {
+    description:
+      'The merchant\'s quota as the IETF field (draft-ietf-httpapi-ratelimit-headers-10): `"default";q=<requests>;w=1`, ' +
+      'q requests per window of w seconds; sent whenever a limit is in force',
+    schema: { type: 'string' as const, example: '"default";q=1000;w=1' },
+  },
+  RateLimit: {
+    description:
+      'What is left of the quota as the IETF field: `"default";r=<remaining>;t=<seconds>`, r requests left in ' +
+      'the current window, which resets in t seconds',
+    schema: { type: 'string' as const, example: '"default";r=999;t=1' },
+  },
   RateLimitLimit: {
-    description: "Requests per window (one second) of the merchant's rate limit; sent whenever a limit is in force",
+    description: "Deprecated (read RateLimit-Policy): requests per window (one second) of the merchant's rate limit",
+    deprecated: true,
     schema: { type: 'integer' as const },
   },
   RateLimitRemaining: {
-    description: 'Requests left in the current window',
+    description: 'Deprecated (read RateLimit): requests left in the current window',
+    deprecated: true,
     schema: { type: 'integer' as const },
   },
   RateLimitReset: {
-    description: 'Seconds until the current window resets',
+    description: 'Deprecated (read RateLimit): seconds until the current window resets',
+    deprecated: true,
     schema: { type: 'integer' as const },
   },
   RetryAfter: {
@@ -192,6 +207,8 @@ export function buildMerchantDocument(): OpenApiDocument {
       response.headers = {
         ...response.headers,
         'X-Request-Id': headerRef('XRequestId'),
+        'RateLimit-Policy': headerRef('RateLimitPolicy'),
+        RateLimit: headerRef('RateLimit'),
         'RateLimit-Limit': headerRef('RateLimitLimit'),
         'RateLimit-Remaining': headerRef('RateLimitRemaining'),
         'RateLimit-Reset': headerRef('RateLimitReset'),

@@ -6,7 +6,7 @@ import type { Metrics } from '../../shared/metrics.js';
 import { parseLsn, ReplicaLag } from './replica-lag.js';
 
 /** The reads the router counts, by what asked for them. */
-export type ReadKind = 'readAll' | 'dryRun' | 'jobStatus' | 'jobRewards' | 'jobUnapplied' | 'merchant';
+export type ReadKind = 'readAll' | 'dryRun' | 'jobStatus' | 'jobRewards' | 'jobUnapplied' | 'jobReport' | 'merchant';
 export type PoolName = 'primary' | 'replica';
 
 export interface ReadRouterOptions {
