@@ -11,6 +11,7 @@ import { registerJobStatus } from './routes/job-status.route.js';
 import { registerJobUnapplied } from './routes/job-unapplied.route.js';
 import { registerListJobs } from './routes/list-jobs.route.js';
 import { registerReadAll } from './routes/read-all.route.js';
+import { registerMerchantWebhookRoutes } from './webhooks/merchant/merchant-webhook-routes.js';
 
 /** Every merchant-facing route, each behind the one signature middleware. */
 export function registerMerchantRoutes(app: App, trustedProxies: readonly string[]): void {
@@ -54,4 +55,5 @@ export function registerMerchantRoutes(app: App, trustedProxies: readonly string
   registerJobUnapplied(app, readAuth);
   registerListJobs(app, readAuth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
+  registerMerchantWebhookRoutes(app, readAuth, cancelAuth);
 }

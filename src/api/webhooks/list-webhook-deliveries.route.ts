@@ -1,6 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { webhookDeliveryStates } from '../../shared/db/schema.js';
-import { type AnyWebhookEventType, allWebhookEventTypes, webhookMessageId } from '../../shared/webhooks/webhook-catalogue.js';
+import {
+  type AnyWebhookEventType,
+  allWebhookEventTypes,
+  webhookMessageId,
+} from '../../shared/webhooks/webhook-catalogue.js';
 import { listWebhookDeliveries } from '../../shared/webhooks/webhooks.repository.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';

@@ -17,7 +17,7 @@ export const webhookEventTypes = ['job.completed', 'job.failed', 'job.cancelled'
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
 /** Sent only when the merchant asks for it (webhooks/test), whatever its webhook subscribes to. */
-export const webhookTestEventType = 'webhook.test';
+export const webhookTestEventType = 'webhook.test' as const;
 
 /** Every event type a delivery may carry; each has its payload and example in webhook-events.ts. */
 export const allWebhookEventTypes = [...webhookEventTypes, webhookTestEventType] as const;
