@@ -86,6 +86,10 @@ export function checkWebhookUrl(input: string, allowPrivate: boolean): WebhookUr
     return { ok: false, reason: 'must use http or https' };
   }
   if (url.hash !== '') return { ok: false, reason: 'must not have a fragment' };
+  // Credentials in the URL would be stored and shown with it (the admin view, the audit log): refused,
+  // whatever the address. The reason does not repeat them.
+  if (url.username !== '' || url.password !== '')
+    return { ok: false, reason: 'must not carry a user name or password' };
   if (!allowPrivate) {
     const host = bareHost(url);
     if (isLocalhostName(host) || (isIP(host) !== 0 && isRefusedAddress(host))) {
