@@ -24,7 +24,7 @@ export async function auditAdminWrite(
 }
 
 /** The audit log's actor for a write a merchant made itself through the signed merchant API. */
-export function merchantActor(merchantId: string): string {
+function merchantActor(merchantId: string): string {
   return `merchant:${merchantId}`;
 }
 

@@ -90,6 +90,15 @@ const merchantSecuritySchemes = {
       'Test vectors: docs/signing-test-vectors.json.',
     'x-signed-body-fields': ['merchantId', 'timestamp', 'hash'],
   },
+  webhookSignature: {
+    type: 'apiKey' as const,
+    in: 'header' as const,
+    name: 'webhook-signature',
+    description:
+      'How the service signs the events it POSTs to your endpoint (the `webhooks` of this document), Standard ' +
+      'Webhooks: `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the ' +
+      "base64-decoded part of your endpoint's secret after `whsec_`.",
+  },
 };
 
 /** One webhook event of the merchant's endpoint (Standard Webhooks). */
@@ -109,6 +118,7 @@ function webhookOperation(type: AnyWebhookEventType) {
         .map((part) => part[0]?.toUpperCase() + part.slice(1))
         .join('')}`,
       summary: `${type}: ${entry.summary}`,
+      security: [{ webhookSignature: [] }],
       description:
         "POSTed to the merchant's webhook URL. Standard Webhooks. " +
         'Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with ' +

@@ -58,7 +58,6 @@ export const webhookRecoverJobSchema = z.object({
   /** Events queued so far. */
   queued: z.number().int().min(0).default(0),
 });
-export type WebhookRecoverJob = z.infer<typeof webhookRecoverJobSchema>;
 
 /** One recovery per merchant at a time: its job id (no `:`). */
 export function webhookRecoverJobId(merchantId: string): string {

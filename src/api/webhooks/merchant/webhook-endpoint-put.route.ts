@@ -18,7 +18,7 @@ const RequestSchema = z
   })
   .openapi('WebhookPutRequest');
 
-export const NewWebhookSchema = z
+const NewWebhookSchema = z
   .object({
     url: z.string().openapi({ description: 'The URL in normal form' }),
     events: z.array(z.enum(webhookEventTypes)),

@@ -9,7 +9,7 @@ import { jsonBody } from '../../schemas.js';
 import { signedFields, webhookErrorResponses, webhooksPath, webhooksTag } from './merchant-webhook-context.js';
 
 /** How long the replaced secret keeps signing beside the new one. */
-export const PREVIOUS_WEBHOOK_SECRET_MS = 24 * 60 * 60 * 1000;
+const PREVIOUS_WEBHOOK_SECRET_MS = 24 * 60 * 60 * 1000;
 
 const RequestSchema = z.object({ ...signedFields }).openapi('WebhookRotateSecretRequest');
 const AnswerSchema = z
