@@ -21,7 +21,7 @@ import {
 const MAX_PAGE = 100;
 
 const RequestSchema = z
-  .object({
+  .strictObject({
     ...signedFields,
     after: z
       .string()

@@ -6,7 +6,7 @@ import { jsonBody } from '../../schemas.js';
 import { removeWebhookSettings } from '../webhook-settings.js';
 import { signedFields, webhookErrorResponses, webhooksPath, webhooksTag } from './merchant-webhook-context.js';
 
-const RequestSchema = z.object({ ...signedFields }).openapi('WebhookDeleteRequest');
+const RequestSchema = z.strictObject({ ...signedFields }).openapi('WebhookDeleteRequest');
 const AnswerSchema = z
   .object({ removed: z.boolean().openapi({ description: 'false: you had no endpoint' }) })
   .openapi('WebhookDeleted');

@@ -13,7 +13,7 @@ import {
   webhooksTag,
 } from './merchant-webhook-context.js';
 
-const RequestSchema = z.object({ ...signedFields }).openapi('WebhookGetRequest');
+const RequestSchema = z.strictObject({ ...signedFields }).openapi('WebhookGetRequest');
 const AnswerSchema = z.object(webhookStatusFields).openapi('Webhook');
 
 export function registerWebhookEndpointGet(app: App, auth: MerchantRouteMiddleware): void {

@@ -8,7 +8,7 @@ import { applyWebhookSettings, webhookEventsSchema, webhookUrlSchema } from '../
 import { signedFields, webhookErrorResponses, webhooksPath, webhooksTag } from './merchant-webhook-context.js';
 
 const RequestSchema = z
-  .object({
+  .strictObject({
     ...signedFields,
     url: webhookUrlSchema,
     events: webhookEventsSchema.optional().openapi({

@@ -11,7 +11,7 @@ import { signedFields, webhookErrorResponses, webhooksPath, webhooksTag } from '
 /** How long the replaced secret keeps signing beside the new one. */
 const PREVIOUS_WEBHOOK_SECRET_MS = 24 * 60 * 60 * 1000;
 
-const RequestSchema = z.object({ ...signedFields }).openapi('WebhookRotateSecretRequest');
+const RequestSchema = z.strictObject({ ...signedFields }).openapi('WebhookRotateSecretRequest');
 const AnswerSchema = z
   .object({
     secret: z.string().openapi({

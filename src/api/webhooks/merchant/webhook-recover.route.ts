@@ -15,7 +15,7 @@ import {
 } from './merchant-webhook-context.js';
 
 const RequestSchema = z
-  .object({
+  .strictObject({
     ...signedFields,
     since: z.number().int().min(0).openapi({
       description: 'Epoch milliseconds: events from then on (at most the retention back; earlier means that)',

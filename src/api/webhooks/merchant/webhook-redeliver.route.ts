@@ -20,7 +20,7 @@ import {
   webhooksTag,
 } from './merchant-webhook-context.js';
 
-const RequestSchema = z.object({ ...signedFields, eventId: eventIdSchema }).openapi('WebhookRedeliverRequest');
+const RequestSchema = z.strictObject({ ...signedFields, eventId: eventIdSchema }).openapi('WebhookRedeliverRequest');
 const AnswerSchema = z
   .object({ eventId: z.string().openapi({ description: 'The `webhook-id` the attempt carries' }) })
   .openapi('WebhookRedelivered');

@@ -17,7 +17,7 @@ import {
   webhooksTag,
 } from './merchant-webhook-context.js';
 
-const RequestSchema = z.object({ ...signedFields }).openapi('WebhookTestRequest');
+const RequestSchema = z.strictObject({ ...signedFields }).openapi('WebhookTestRequest');
 const AnswerSchema = z
   .object({ eventId: z.string().openapi({ description: 'The `webhook-id` of the test event' }) })
   .openapi('WebhookTestSent');
