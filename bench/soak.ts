@@ -141,7 +141,9 @@ async function main(): Promise<number> {
         // 0 switches the per-merchant rate limit off: the mix is one tenant's worth, not a flood.
         RATE_LIMIT_PER_SECOND: '0',
         ADMIN_TOKEN: adminToken,
-        // The receiver listens on 127.0.0.1.
+        // The receiver listens on 127.0.0.1, which production refuses (WEBHOOK_ALLOW_PRIVATE with
+        // NODE_ENV=production): `test`, as the test suites' processes, which reads no `.env` either.
+        NODE_ENV: 'test',
         WEBHOOK_ALLOW_PRIVATE: 'true',
       },
     };

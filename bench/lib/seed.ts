@@ -42,6 +42,8 @@ export async function seedMerchants(
   const stdout = await services.run('dist/seed/seed.cli.js', args, name, {
     DATABASE_URL: env.databaseUrl,
     REDIS_URL: env.redisUrl,
+    // The bench runs the built code as production does; its databases are made-up data on purpose.
+    SEED_ALLOWED_IN_PRODUCTION: 'true',
   });
   const report = JSON.parse(stdout) as { merchants?: SeededMerchant[] };
   const merchants = report.merchants ?? [];

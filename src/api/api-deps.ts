@@ -9,6 +9,8 @@ import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { ApiDeps } from './context.js';
 import { HeavyReadLimiter } from './heavy-read-limiter.js';
 import { AccessLog } from './http/access-log.js';
+import { BodyBudget } from './http/body-budget.js';
+import { createJobEventHub } from './job-events/job-event-hub-wiring.js';
 import { CancellationProducer } from './jobs/producer.js';
 import { LocalTokenBuckets } from './local-token-buckets.js';
 import { MerchantDirectory } from './merchant-directory.js';
@@ -109,6 +111,12 @@ export function createApiDeps(
       maxBytes: config.READ_CACHE_MAX_BYTES,
     }),
     heavyReads: new HeavyReadLimiter(config.HEAVY_READS_PER_MERCHANT),
+    jobEvents: createJobEventHub({ config, logger, redis, shards, reads }),
+    bodyBudget: new BodyBudget(
+      config.UNAUTHENTICATED_BODY_BYTES_MAX,
+      config.SMALL_BODY_LIMIT_BYTES,
+      metrics.unauthenticatedBodyBytes,
+    ),
     rateLimiter: new RateLimiter({
       redis: requestRedis,
       layout: shards,

@@ -48,7 +48,7 @@ function newApp(deps: ApiDeps, registerRoutes: (app: App) => void): App {
   const app = createOpenApiApp();
 
   app.use('*', requestContext(deps));
-  app.use('*', readRequestBody(bodyLimitBeforeAuthentication(deps.config)));
+  app.use('*', readRequestBody(bodyLimitBeforeAuthentication(deps.config), deps.bodyBudget));
 
   registerRoutes(app);
 

@@ -11,6 +11,8 @@ import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
 import type { BodyBoundSignature } from './auth/signature.js';
 import type { HeavyReadLimiter } from './heavy-read-limiter.js';
 import type { AccessLog } from './http/access-log.js';
+import type { BodyBudget } from './http/body-budget.js';
+import type { JobEventHub } from './job-events/job-event-hub.js';
 import type { CancellationProducer } from './jobs/producer.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -49,6 +51,10 @@ export interface ApiDeps {
   rateLimiter: RateLimiter;
   /** Per-merchant cap of dry runs and job-rewards pages running at once in this process. */
   heavyReads: HeavyReadLimiter;
+  /** The job event streams of this process, fed by one subscription to the queues' events. */
+  jobEvents: JobEventHub;
+  /** The bytes of bodies being read before authentication, bounded across this process's requests. */
+  bodyBudget: BodyBudget;
 }
 
 /**

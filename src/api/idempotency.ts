@@ -1,10 +1,18 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import { noAnswerWithin, withDeadline } from '../shared/deadline.js';
 import { AppError } from '../shared/errors.js';
 import type { RedisConnection } from '../shared/queue/redis.js';
-import { idempotencyRecordKey, keyLifetimes, signatureReplayKey } from '../shared/queue/redis-keys.js';
+import {
+  idempotencyRecordKey,
+  keyLifetimes,
+  merchantRecordCountKey,
+  signatureReplayKey,
+} from '../shared/queue/redis-keys.js';
 import type { ShardLayout } from '../shared/queue/shards.js';
+import { type BodyBoundSignature, canonicalSignatureHeader } from './auth/signature.js';
+import { doneRecord, pendingRecord, readRecord, sameFingerprint } from './idempotency-record.js';
+import { countArguments, countScript, type RecordCount, recordBoundReached } from './record-count.js';
 
 /**
  * Idempotency keys of the cancel routes: a merchant that sends `Idempotency-Key` may repeat the
@@ -12,8 +20,10 @@ import type { ShardLayout } from '../shared/queue/shards.js';
  *
  * The same record answers a version-2 request sent again (the same `X-Signature`, within its window):
  * a captured v2 request replayed without its Idempotency-Key is a retry, answered with the first job's
- * id, whatever happened since (docs/design.md, "Threat model"). Its key is a digest of the header's
- * value (the signature itself is never stored), and it lives until the header leaves its window.
+ * id, whatever happened since (docs/design.md, "Threat model"). Its key is a digest of the header as
+ * parsed (`t` as a number, the digest's bytes), never of the text as sent: a replay re-spelled (hex
+ * upper-cased, zeros before `t`) finds the same record. The signature itself is never stored, and the
+ * record lives until the header leaves its window.
  *
  * One Redis string per merchant and key (redis-keys.ts, with its lifetimes), under the merchant's queue
  * shard prefix (shards.ts; while the shard count changes, a record under the merchant's previous shard
@@ -23,14 +33,17 @@ import type { ShardLayout } from '../shared/queue/shards.js';
  * and the value is the request's fingerprint cut to 120 bits followed by one of
  * - `p` + the job id chosen before the job is stored (16 bytes, base64url) + the time of the claim
  *   (base 36) while a bulk request stores its job, kept as long as a finished record: a request whose
- *   store timed out may still have stored the job under that id, so once the store's deadline has
- *   passed a retry is answered that id (never a second job), and before it, 409;
+ *   store's outcome is unknown (it timed out) may still have stored the job under that id. Before the
+ *   store's deadline has passed a retry is 409; after it, the retry takes the record over (a new claim
+ *   time, the same id) and is never answered that id without a job behind it: it finds the job stored
+ *   under the id, or stores it there itself (enqueue-cancellation.ts);
  * - `t` + a random token while a single cancel stores its job (its id is chosen inside its batch), kept
  *   only keyLifetimes.idempotencyPendingMs: a second single cancel of a reward changes nothing more;
  * - `j` + the job id's 16 bytes (base64url) once stored (`J` + the id as it is, for an id that is not a
  *   UUID), kept keyLifetimes.idempotencyRecordMs (24 h) from the first request's answer.
  * Taking the key is one script (read, or create when absent), so two replicas racing with the same key
- * cannot both queue a job.
+ * cannot both queue a job. The same script counts the records each merchant makes and refuses one past
+ * its bound (record-count.ts), in the same round trip.
  */
 
 /** 1 to 255 visible ASCII characters (no space, no control characters). */
@@ -44,17 +57,31 @@ export const IdempotencyHeadersSchema = z.object({
         'Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first ' +
         "request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other " +
         'fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). ' +
-        'Keys are per merchant. Ignored by a dry run.',
+        'Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once ' +
+        '(1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run.',
       example: 'order-4711-cancel',
     }),
 });
 
-/** Creates the record when absent; answers the record that was there otherwise. */
+/**
+ * Creates the record when absent, unless the merchant's count of records (KEYS[2], ARGV[4..7]) is at
+ * its bound (then `{oldest bucket}`); answers the record that was there otherwise, whatever the count.
+ */
 const TAKE_SCRIPT = `
 local existing = redis.call('GET', KEYS[1])
 if existing then return existing end
+${countScript(2, 4)}
 redis.call('SET', KEYS[1], ARGV[1], ARGV[3], ARGV[2])
 return false
+`;
+
+/** Replaces the record, keeping its expiry, only while it is still the value this request read. */
+const SWAP_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+  return 1
+end
+return 0
 `;
 
 /** Deletes the record only while it is still this request's own unfinished one. */
@@ -63,55 +90,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
-/** Characters of the fingerprint kept in a record: 120 bits, ample against a chance match. */
-const FINGERPRINT_CHARS = 20;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** A UUID's 16 bytes in base64url: 22 characters. */
-const PACKED_UUID_CHARS = 22;
-/** What a pending record's store may take beyond its deadline before a retry answers its job id. */
+/** What a pending record's store may take beyond its deadline before a retry takes the record over. */
 const PENDING_GRACE_MS = 1_000;
-
-function packUuid(jobId: string): string {
-  return Buffer.from(jobId.replaceAll('-', ''), 'hex').toString('base64url');
-}
-
-function unpackUuid(packed: string): string {
-  const hex = Buffer.from(packed, 'base64url').toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-function pendingRecord(fingerprint: string, plannedJobId: string | undefined, now: number): string {
-  const head = fingerprint.slice(0, FINGERPRINT_CHARS);
-  if (plannedJobId === undefined) return `${head}t${randomBytes(12).toString('base64url')}`;
-  return `${head}p${packUuid(plannedJobId)}${now.toString(36)}`;
-}
-
-function doneRecord(fingerprint: string, jobId: string): string {
-  const id = UUID.test(jobId) ? `j${packUuid(jobId)}` : `J${jobId}`;
-  return `${fingerprint.slice(0, FINGERPRINT_CHARS)}${id}`;
-}
-
-interface StoredRecord {
-  fingerprint: string;
-  /** The job id answered, once stored; undefined while the first request stores it. */
-  jobId?: string;
-  /** A bulk request's pending record: the id its job is stored under, and when the key was claimed. */
-  planned?: { jobId: string; claimedAt: number };
-}
-
-function readRecord(value: string): StoredRecord {
-  const fingerprint = value.slice(0, FINGERPRINT_CHARS);
-  const kind = value[FINGERPRINT_CHARS];
-  const rest = value.slice(FINGERPRINT_CHARS + 1);
-  if (kind === 'J') return { fingerprint, jobId: rest };
-  if (kind === 'j') return { fingerprint, jobId: unpackUuid(rest) };
-  if (kind === 'p') {
-    const jobId = unpackUuid(rest.slice(0, PACKED_UUID_CHARS));
-    return { fingerprint, planned: { jobId, claimedAt: Number.parseInt(rest.slice(PACKED_UUID_CHARS), 36) } };
-  }
-  return { fingerprint };
-}
 
 export interface IdempotencyStore {
   redis: RedisConnection;
@@ -119,18 +99,32 @@ export interface IdempotencyStore {
   layout: ShardLayout;
   /** How long a Redis step may take before the request answers 503. */
   timeoutMs: number;
+  /** Most records of each kind one merchant may have at once (0: no bound; record-count.ts). */
+  recordsPerMerchant: { idempotencyKeys: number; signatureReplays: number };
 }
 
 /** What claiming a key decided: a replay of a stored job, or this request goes ahead. */
-export type IdempotencyClaim =
-  | { replayedJobId: string }
-  | {
-      replayedJobId?: undefined;
-      /** Records the job id answered for this key. */
-      complete(jobId: string): Promise<void>;
-      /** Frees the key after the job was certainly not stored, so a retry can proceed. */
-      release(): Promise<void>;
-    };
+export type IdempotencyClaim = { replayedJobId: string } | HeldRecord;
+
+/** A record this request holds: it stores the job, then completes the record with its id. */
+export interface HeldRecord {
+  replayedJobId?: undefined;
+  /**
+   * Set when the record named a planned job id whose first store's outcome is unknown, and that store's
+   * deadline has passed: this request has taken the record over, and must find the job stored under
+   * this id or store it there itself; it never answers the id without a job behind it.
+   */
+  unsettledJobId?: string;
+  /** Records the job id answered for this key. */
+  complete(jobId: string): Promise<void>;
+  /**
+   * Frees the key after the job was certainly not stored, so a retry can proceed; kept while it names
+   * an id an earlier store may still land under (a retry then plans no other id, so no second job).
+   */
+  release(): Promise<void>;
+  /** Names `jobId` (another record's unsettled id) as this record's planned job instead of its own. */
+  adopt(jobId: string): Promise<void>;
+}
 
 /** Where a record lives and how long a finished one is kept. */
 interface RecordPlace {
@@ -139,6 +133,8 @@ interface RecordPlace {
   expiry: { mode: 'PX' | 'PXAT'; value: number };
   /** The same record under the merchant's previous shard, while the shard count changes. */
   earlierKey?: string | undefined;
+  /** The merchant's count of records of this kind, and what they are called in a refusal. */
+  count: RecordCount & { what: string };
 }
 
 /**
@@ -193,32 +189,62 @@ export async function claimIdempotencyKey(
   plannedJobId?: string,
 ): Promise<IdempotencyClaim> {
   const previousPrefix = store.layout.previousMerchantPrefix(merchantId);
+  const prefix = store.layout.merchantPrefix(merchantId);
   const place: RecordPlace = {
-    key: recordKey(store.layout.merchantPrefix(merchantId), merchantId, idempotencyKey),
+    key: recordKey(prefix, merchantId, idempotencyKey),
     expiry: { mode: 'PX', value: keyLifetimes.idempotencyRecordMs },
     earlierKey: previousPrefix === undefined ? undefined : recordKey(previousPrefix, merchantId, idempotencyKey),
+    // A record lives 24 h from its claim, or from its answer (at most the store's deadline later).
+    count: {
+      key: merchantRecordCountKey(prefix, merchantId, 'i'),
+      bound: store.recordsPerMerchant.idempotencyKeys,
+      lifetimeMs: keyLifetimes.idempotencyRecordMs + store.timeoutMs,
+      what: 'Idempotency-Key records',
+    },
   };
   return claimRecord(store, place, fingerprint, plannedJobId);
 }
 
 /**
- * The replay record of a version-2 request, by a digest of its `X-Signature` value, kept until the
- * header leaves its window (`t` + windowMs): the same answers as for an Idempotency-Key.
+ * The Redis key of a version-2 request's replay record: the merchant, then a digest of the header in
+ * its canonical spelling (signature.ts). Every spelling of one signature gives one key (the same key
+ * as a canonically spelled header always had), and two signatures never share one (128 bits).
+ */
+export function signatureReplayRecordKey(prefix: string, merchantId: string, signature: BodyBoundSignature): string {
+  const digest = createHash('sha256')
+    .update(canonicalSignatureHeader(signature))
+    .digest()
+    .subarray(0, 16)
+    .toString('base64url');
+  return signatureReplayKey(prefix, merchantId, digest);
+}
+
+/**
+ * The replay record of a version-2 request, by its parsed `X-Signature`, kept until the header leaves
+ * its window (`t` + windowMs): the same answers as for an Idempotency-Key.
  */
 export async function claimSignatureReplay(
   store: IdempotencyStore,
   merchantId: string,
-  signature: { value: string; timestamp: number },
+  signature: BodyBoundSignature,
   windowMs: number,
   fingerprint: string,
   plannedJobId?: string,
 ): Promise<IdempotencyClaim> {
-  const digest = createHash('sha256').update(signature.value).digest().subarray(0, 16).toString('base64url');
   const previousPrefix = store.layout.previousMerchantPrefix(merchantId);
+  const prefix = store.layout.merchantPrefix(merchantId);
   const place: RecordPlace = {
-    key: signatureReplayKey(store.layout.merchantPrefix(merchantId), merchantId, digest),
+    key: signatureReplayRecordKey(prefix, merchantId, signature),
     expiry: { mode: 'PXAT', value: Math.max(signature.timestamp + windowMs, Date.now()) + 1 },
-    earlierKey: previousPrefix === undefined ? undefined : signatureReplayKey(previousPrefix, merchantId, digest),
+    earlierKey:
+      previousPrefix === undefined ? undefined : signatureReplayRecordKey(previousPrefix, merchantId, signature),
+    // `t` may be up to a window ahead of the clock, so a record lives at most two windows.
+    count: {
+      key: merchantRecordCountKey(prefix, merchantId, 'sig'),
+      bound: store.recordsPerMerchant.signatureReplays,
+      lifetimeMs: 2 * windowMs,
+      what: 'version-2 replay records',
+    },
   };
   return claimRecord(store, place, fingerprint, plannedJobId);
 }
@@ -229,7 +255,7 @@ async function claimRecord(
   fingerprint: string,
   plannedJobId: string | undefined,
 ): Promise<IdempotencyClaim> {
-  const { key, expiry, earlierKey } = place;
+  const { key, expiry, earlierKey, count } = place;
   const now = Date.now();
   const mine = pendingRecord(fingerprint, plannedJobId, now);
   // A single cancel's pending record is short-lived; a planned job id's is kept like a finished record.
@@ -241,39 +267,80 @@ async function claimRecord(
         : { mode: 'PXAT', value: Math.min(expiry.value, now + keyLifetimes.idempotencyPendingMs) };
   // While the shard count changes, the first request may have recorded its job under the previous shard.
   const earlier = earlierKey === undefined ? null : await withinDeadline(store, () => store.redis.get(earlierKey));
-  const existing =
-    earlier ??
-    ((await withinDeadline(store, () =>
-      store.redis.eval(TAKE_SCRIPT, 1, key, mine, pendingExpiry.value, pendingExpiry.mode),
-    )) as string | null);
-
+  let existing = earlier;
   if (existing === null) {
-    return {
-      complete: async (jobId) => {
-        const done = doneRecord(fingerprint, jobId);
-        await withinDeadline(store, () =>
-          expiry.mode === 'PX'
-            ? store.redis.set(key, done, 'PX', expiry.value)
-            : store.redis.set(key, done, 'PXAT', expiry.value),
-        );
-      },
-      release: async () => {
-        await withinDeadline(store, () => store.redis.eval(RELEASE_SCRIPT, 1, key, mine));
-      },
-    };
+    const taken = (await withinDeadline(store, () =>
+      store.redis.eval(
+        TAKE_SCRIPT,
+        2,
+        key,
+        count.key,
+        mine,
+        pendingExpiry.value,
+        pendingExpiry.mode,
+        ...countArguments(count, now),
+      ),
+    )) as string | [number] | null;
+    if (Array.isArray(taken)) throw recordBoundReached(count, count.what, Number(taken[0]), now);
+    if (taken === null) return heldRecord(store, key, expiry, fingerprint, mine);
+    existing = taken;
   }
+  const foundAt = earlier === null ? key : (earlierKey as string);
+
   const record = readRecord(existing);
-  if (record.fingerprint !== fingerprint.slice(0, FINGERPRINT_CHARS)) throw new AppError('IDEMPOTENCY_CONFLICT');
-  // A planned job id whose store's deadline has passed: the job is stored under it, or never will be.
+  if (!sameFingerprint(record, fingerprint)) throw new AppError('IDEMPOTENCY_CONFLICT');
+  // A planned job id whose store's deadline has passed: the job is stored under it, or never will be
+  // by that store (a late write of it is the same job: BullMQ keeps one job per id). This request takes
+  // the record over and settles it: it finds the job, or stores it under that id (enqueue-cancellation.ts).
   if (record.planned && Date.now() - record.planned.claimedAt > store.timeoutMs + PENDING_GRACE_MS) {
-    return { replayedJobId: record.planned.jobId };
+    const takenOver = pendingRecord(fingerprint, record.planned.jobId, Date.now());
+    const swapped = await withinDeadline(store, () => store.redis.eval(SWAP_SCRIPT, 1, foundAt, existing, takenOver));
+    if (swapped !== 1) throw stillBeingProcessed();
+    return heldRecord(store, foundAt, expiry, fingerprint, takenOver, record.planned.jobId);
   }
-  if (record.jobId === undefined) {
-    throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed', {
-      retryAfterSeconds: 1,
-    });
-  }
+  if (record.jobId === undefined) throw stillBeingProcessed();
   return { replayedJobId: record.jobId };
+}
+
+function stillBeingProcessed(): AppError {
+  return new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed', {
+    retryAfterSeconds: 1,
+  });
+}
+
+/** The record this request holds at `key`, whose value is `pending` until it is completed. */
+function heldRecord(
+  store: IdempotencyStore,
+  key: string,
+  expiry: RecordPlace['expiry'],
+  fingerprint: string,
+  pending: string,
+  unsettledJobId?: string,
+): HeldRecord {
+  let value = pending;
+  let namesUnsettledStore = unsettledJobId !== undefined;
+  return {
+    unsettledJobId,
+    complete: async (jobId) => {
+      const done = doneRecord(fingerprint, jobId);
+      await withinDeadline(store, () =>
+        expiry.mode === 'PX'
+          ? store.redis.set(key, done, 'PX', expiry.value)
+          : store.redis.set(key, done, 'PXAT', expiry.value),
+      );
+    },
+    release: async () => {
+      if (namesUnsettledStore) return;
+      await withinDeadline(store, () => store.redis.eval(RELEASE_SCRIPT, 1, key, value));
+    },
+    adopt: async (jobId) => {
+      const next = pendingRecord(fingerprint, jobId, Date.now());
+      const swapped = await withinDeadline(store, () => store.redis.eval(SWAP_SCRIPT, 1, key, value, next));
+      if (swapped !== 1) throw stillBeingProcessed();
+      value = next;
+      namesUnsettledStore = true;
+    },
+  };
 }
 
 async function withinDeadline<T>(store: IdempotencyStore, work: () => Promise<T>): Promise<T> {

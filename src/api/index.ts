@@ -26,6 +26,8 @@ installShutdown({
   timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   // Stop accepting, let in-flight requests finish, then close what they used, in that order.
   steps: [
+    // An event stream never ends by itself: ended first, so the servers can drain.
+    ['job event streams', () => deps.jobEvents.close()],
     [
       'http servers',
       async () => {

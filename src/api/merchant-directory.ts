@@ -125,8 +125,10 @@ function toAuthenticatedMerchant(row: Merchant, secrets: SecretSealer, now: numb
     id: row.id,
     name: row.name,
     status: row.status,
-    secretKey: openStoredSecret(secrets, row.secret_key, row.id),
-    previousSecretKey: previousInForce ? openStoredSecret(secrets, row.previous_secret_key as string, row.id) : null,
+    secretKey: openStoredSecret(secrets, row.secret_key, row.id, 'merchants.secret_key'),
+    previousSecretKey: previousInForce
+      ? openStoredSecret(secrets, row.previous_secret_key as string, row.id, 'merchants.previous_secret_key')
+      : null,
     previousSecretValidUntil: previousInForce ? previousValidUntil : null,
     isAllowedSource: row.allowed_ips ? buildIpMatcher(row.allowed_ips) : null,
     rateLimitPerSecond: row.rate_limit_per_second,

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 
 /**
@@ -20,6 +20,33 @@ export function nodeRequest(c: Context): IncomingMessage | undefined {
 
 export function nodeResponse(c: Context): ServerResponse | undefined {
   return (c.env as NodeBindings | undefined)?.outgoing;
+}
+
+/**
+ * @hono/node-server (1.x) gives every answer without a Content-Type `text/plain; charset=UTF-8`, an
+ * empty one too, which then names a media type for a body it does not have (its 2.x leaves a null body
+ * without one). For an answer meant to be empty, the header is left out of the head the adapter writes
+ * for this request, if that head says `Content-Length: 0` (an error answered instead keeps its type).
+ * Answers false without Node's objects (nothing to change).
+ */
+export function omitDefaultContentType(c: Context): boolean {
+  const outgoing = nodeResponse(c);
+  if (!outgoing) return false;
+  const writeHead = outgoing.writeHead.bind(outgoing) as (...args: unknown[]) => ServerResponse;
+  outgoing.writeHead = ((...args: unknown[]) => {
+    // writeHead(status, headers) or writeHead(status, message, headers); the adapter passes an object.
+    const headers = args.find((arg, index) => index > 0 && typeof arg === 'object' && arg !== null);
+    if (headers && !Array.isArray(headers)) dropContentTypeOfEmpty(headers as OutgoingHttpHeaders);
+    return writeHead(...args);
+  }) as typeof outgoing.writeHead;
+  return true;
+}
+
+function dropContentTypeOfEmpty(headers: OutgoingHttpHeaders): void {
+  const names = Object.keys(headers);
+  const length = names.find((name) => name.toLowerCase() === 'content-length');
+  if (length === undefined || String(headers[length]) !== '0') return;
+  for (const name of names) if (name.toLowerCase() === 'content-type') delete headers[name];
 }
 
 /**

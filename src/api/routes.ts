@@ -6,6 +6,7 @@ import { registerBetSlip } from './routes/bet-slip.route.js';
 import { registerBulkCancel } from './routes/bulk-cancel.route.js';
 import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.js';
 import { registerCancel } from './routes/cancel.route.js';
+import { registerJobEvents } from './routes/job-events.route.js';
 import { registerJobRewards } from './routes/job-rewards.route.js';
 import { registerJobStatus } from './routes/job-status.route.js';
 import { registerJobUnapplied } from './routes/job-unapplied.route.js';
@@ -56,4 +57,9 @@ export function registerMerchantRoutes(app: App, trustedProxies: readonly string
   registerListJobs(app, readAuth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
   registerMerchantWebhookRoutes(app, readAuth, cancelAuth);
+  // Signed in its URL as GET /betSlip is, and so bound the same way: a triple seen there cannot cancel.
+  registerJobEvents(
+    app,
+    merchantAuth({ merchantIdIsUuid: true, source: 'query', guard: 'read', seenInUrl: 'mark', resolveClientAddress }),
+  );
 }

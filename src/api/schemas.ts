@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { DEFAULT_BULK_MAX_ITEMS } from '../shared/config.js';
 import { configurationStatuses, rewardTypes } from '../shared/db/schema.js';
 import { AppError } from '../shared/errors.js';
 import { identifierSchema, timestampSchema, uuidSchema } from '../shared/wire-rules.js';
@@ -16,19 +17,46 @@ export const ErrorBodySchema = z
 
 /**
  * The three fields every merchant request carries (docs/design.md §2). The auth middleware checks them first.
- * Their examples are the first v1 vector of docs/signing-test-vectors.json, so they verify (a test checks).
+ * Their examples are placeholders, never the demo merchant's values: a request copied from the document
+ * must not authenticate on a deployment that loaded the demo data. SIGNING_EXAMPLE_PLACEHOLDERS names them
+ * (a test puts the first v1 vector of docs/signing-test-vectors.json in their place and checks it verifies).
  */
+export const SIGNING_EXAMPLE_PLACEHOLDERS = {
+  merchantId: '<your-merchant-id>',
+  hash: '<hex HMAC-SHA256 of merchantId followed by timestamp>',
+  xSignature: 't=<epoch ms>,v1=<hex HMAC-SHA256 of t.METHOD.path.body>',
+} as const;
+
 export const signedFields = {
-  merchantId: uuidSchema().openapi({ example: '00000000-0000-4000-8000-000000000001' }),
+  merchantId: uuidSchema().openapi({
+    description: 'The merchant, as the operator registered it; the first part of the signed string',
+    example: SIGNING_EXAMPLE_PLACEHOLDERS.merchantId,
+  }),
   timestamp: timestampSchema().openapi({
-    description: 'Epoch milliseconds, within ±5 minutes of the server clock',
+    description:
+      'Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a ' +
+      'string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent ' +
+      'are the second part of the signed string.',
     example: 1763679600000,
   }),
-  hash: z.string().openapi({
-    description: 'hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret',
-    example: '3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78',
-  }),
+  hash: hashSchema(
+    'hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by ' +
+      'the timestamp digits as sent (`<merchantId><timestamp>`). Case ' +
+      'does not matter; leading zeros may be left out.',
+  ),
 };
+
+/**
+ * `hash`: the pattern is checked with the signature, so a hash that does not match it is refused like a
+ * wrong one (401, errorCode 2), not as a malformed field. Metadata only: the auth middleware checks it.
+ */
+export function hashSchema(description: string) {
+  return z.string().openapi({
+    description: `${description} Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.`,
+    pattern: '^[0-9a-fA-F]{1,64}$',
+    example: SIGNING_EXAMPLE_PLACEHOLDERS.hash,
+  });
+}
 
 /** Merchant-chosen identifiers: 1 to 255 characters, no NUL (Postgres text cannot hold it). */
 export const identifier = identifierSchema();
@@ -77,6 +105,13 @@ export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) =
   description,
   content: { 'application/json': { schema } },
 });
+
+/**
+ * A list of a bulk route: 1 to BULK_MAX_ITEMS entries. The size is checked by the route (assertListSize,
+ * against the deployment's setting); the documents state the default.
+ */
+export const bulkList = <T extends z.ZodType>(item: T, minItems: 0 | 1) =>
+  z.array(item).openapi({ minItems, maxItems: DEFAULT_BULK_MAX_ITEMS });
 
 /** The lists `count` entries long that a bulk route accepts: 1 to `max` (BULK_MAX_ITEMS). */
 export function assertListSize(count: number, max: number, what: string): void {

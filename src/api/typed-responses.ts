@@ -2,6 +2,7 @@ import type { Context, TypedResponse } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { JSONParsed } from 'hono/utils/types';
 import type { z } from 'zod';
+import { omitDefaultContentType } from './node-http.js';
 
 /**
  * Responses whose body hono cannot type by itself, typed as the route declares them, so that
@@ -9,16 +10,19 @@ import type { z } from 'zod';
  */
 
 /**
- * 200 with an empty body: what the cancel routes answer under `Prefer: return=minimal` (through
- * enqueueAndAnswer, which types it as the route's JSON 200: OpenAPI gives one status one shape).
+ * 200 with an empty body and no Content-Type: the interface's answer to a cancel (through
+ * cancel-answer.ts).
  */
 // biome-ignore lint/complexity/noBannedTypes: `{}` is how @hono/zod-openapi types a contentless response.
 export type EmptyOk = Response & TypedResponse<{}, 200, string>;
 
 export function emptyOk(c: Context): EmptyOk {
-  // An empty string, not null: @hono/node-server writes a string body straight to the socket, while
-  // a null body makes it build a web Response first. The wire is the same (Content-Length: 0).
+  // On Node, an empty string, not null: @hono/node-server writes a string body straight to the socket
+  // with Content-Length: 0, while a null body makes it build a web Response and send it chunked. The
+  // adapter's default Content-Type is left out of the head (node-http.ts). Without Node's objects (hono's
+  // `app.request()`), a null body is what carries no Content-Type.
   // hono types `c.body('')` as a text body; the route's contentless 200 expects `{}`.
+  if (!omitDefaultContentType(c)) return c.body(null, 200) as unknown as EmptyOk;
   return c.body('', 200) as unknown as EmptyOk;
 }
 

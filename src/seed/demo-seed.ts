@@ -34,7 +34,7 @@ export async function seedDemo(db: Db, secrets: SecretSealer, options: { reset?:
         id: DEMO_MERCHANT.id,
         name: DEMO_MERCHANT.name,
         // Sealed like every merchant's (the demo secret itself is public: docs and the banner show it).
-        secret_key: secrets.seal(DEMO_MERCHANT.secretKey, DEMO_MERCHANT.id),
+        secret_key: secrets.seal(DEMO_MERCHANT.secretKey, DEMO_MERCHANT.id, 'merchants.secret_key'),
       })
       .onConflict((oc) => oc.doNothing())
       .executeTakeFirst();

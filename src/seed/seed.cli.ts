@@ -4,6 +4,7 @@ import { createDb } from '../shared/db/client.js';
 import { createLogger } from '../shared/logger.js';
 import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
 import { seedDemo } from './demo-seed.js';
+import { seedRefusal } from './seed-guard.js';
 import { parseSeedArgs, SEED_USAGE } from './seed-options.js';
 import { toPrintedReport } from './seed-report.js';
 import { seedVolume } from './volume-seed.js';
@@ -21,6 +22,11 @@ if (command.kind === 'invalid') {
 
 // A development tool, like `npm start`: with nothing set it seeds the database `npm start` uses.
 const config = loadConfigOrExit(localEnvironment());
+const refusal = seedRefusal(config);
+if (refusal !== null) {
+  process.stderr.write(`${refusal}\n`);
+  process.exit(2);
+}
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'seed' }, pino.destination(2));
 const secrets = keyRingFromConfig(config);
 const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-seed' });

@@ -72,7 +72,7 @@ async function insertMerchants(trx: Trx, sealer: SecretSealer, count: number): P
   }));
   const ids = rows.map((row) => row.id);
   const names = rows.map((row) => row.name);
-  const sealed = rows.map((row) => sealer.seal(row.secret_key, row.id));
+  const sealed = rows.map((row) => sealer.seal(row.secret_key, row.id, 'merchants.secret_key'));
   await sql`
     INSERT INTO merchants (id, name, secret_key)
     SELECT id, name, secret FROM unnest(${ids}::uuid[], ${names}::text[], ${sealed}::text[]) AS m(id, name, secret)

@@ -7,6 +7,9 @@ import { MAX_QUEUE_SHARDS, parseShardList } from './queue/shards.js';
 import { DEVELOPMENT_KEY_RING_FILE, developmentKeyRing } from './secrets/development-key-ring.js';
 import { parseKeyRing } from './secrets/key-ring-text.js';
 
+/** Most identifiers in one bulk request unless BULK_MAX_ITEMS says otherwise; the OpenAPI documents state it. */
+export const DEFAULT_BULK_MAX_ITEMS = 10_000;
+
 /**
  * The only place that reads the environment. Every process parses it once at start-up; a bad value
  * stops the process with a message naming the variable (see `loadConfigOrExit`).
@@ -132,7 +135,7 @@ export const configSchema = z
     /** Largest request body accepted, in bytes. */
     BODY_LIMIT_BYTES: positiveInt(2 * 1024 * 1024),
     /** Most identifiers one bulkCancel / bulkCancelByQuery request may carry. */
-    BULK_MAX_ITEMS: positiveInt(10_000),
+    BULK_MAX_ITEMS: positiveInt(DEFAULT_BULK_MAX_ITEMS),
     /**
      * Which proxies' X-Forwarded-For is believed when finding a caller's address for IP allow-lists:
      * `false` (default, the peer address is the source), or a comma-separated list of proxy IPs/CIDRs.
@@ -180,6 +183,12 @@ export const configSchema = z
      * BODY_LIMIT_BYTES), read before the signature is checked. Never more than BODY_LIMIT_BYTES.
      */
     SMALL_BODY_LIMIT_BYTES: positiveInt(16 * 1024),
+    /**
+     * Most bytes of request bodies one API process reads before authentication at once, across every
+     * request (each reserves its declared size; bulk bodies together at most half). Past it, a new
+     * body is refused with 503 and Retry-After before it is read. 64 MiB.
+     */
+    UNAUTHENTICATED_BODY_BYTES_MAX: positiveInt(64 * 1024 * 1024),
     /** Most time a client may take to send a whole request (headers and body); past it, 408 and the connection closed. */
     HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
     /** Most time a client may take to send a request's headers; past it, 408 and the connection closed. */
@@ -215,6 +224,18 @@ export const configSchema = z
      * of bulk jobs does not refuse single cancels) the API answers 503 instead of queueing more; 0 = no cap.
      */
     QUEUE_MAX_WAITING: nonNegativeInt(0),
+    /**
+     * Most Idempotency-Key records one merchant may have in Redis at once (each lives 24 h, ~200 bytes):
+     * 1,000,000 is a fresh key every 86 ms all day long (11.6 a second), ~200 MB. Past it a request with
+     * a new key is 429 (errorCode 7); repeats of existing keys still replay. 0: no bound.
+     */
+    IDEMPOTENCY_RECORDS_PER_MERCHANT: nonNegativeInt(1_000_000),
+    /**
+     * Most version-2 replay records one merchant may have in Redis at once (one per v2 cancel, each
+     * living up to two SIGNATURE_WINDOW_MS, ~250 bytes): 600,000 is the default rate limit (1,000 a
+     * second) for two 5-minute windows, ~150 MB. Past it a new v2 cancel is 429 (errorCode 7). 0: no bound.
+     */
+    SIGNATURE_REPLAY_RECORDS_PER_MERCHANT: nonNegativeInt(600_000),
     /** Default per-merchant cap of bulk jobs queued or running (fan-out parts not counted); a merchant's own setting wins. */
     MAX_QUEUED_JOBS: positiveInt(100),
 
@@ -255,6 +276,20 @@ export const configSchema = z
      * replicas a merchant may have up to N times this many.
      */
     HEAVY_READS_PER_MERCHANT: positiveInt(2),
+    /**
+     * Job event streams (GET jobs/events) open at once in one API process, all merchants together, and
+     * per merchant in that process; past either, 429 errorCode 7 with Retry-After. Counted in memory: with
+     * N API replicas a merchant may hold up to N times its bound.
+     */
+    JOB_EVENTS_MAX_STREAMS: positiveInt(2_000),
+    JOB_EVENTS_MAX_STREAMS_PER_MERCHANT: positiveInt(20),
+    /** A comment line on every job event stream this often, so that proxies keep an idle stream open. */
+    JOB_EVENTS_HEARTBEAT_MS: positiveInt(15_000),
+    /**
+     * How often each watched job is read again with no event for it (an event lost to a Redis failover
+     * or to the event stream's trim): once per job per interval, whatever the number of its streams.
+     */
+    JOB_EVENTS_RECHECK_MS: positiveInt(30_000),
     /** Rewards per transaction in the worker. */
     CANCEL_BATCH_SIZE: positiveInt(10_000),
     /** A bulk job with more identifiers than this is split into child jobs shared by all workers. */
@@ -308,11 +343,17 @@ export const configSchema = z
       }),
 
     /**
-     * Let webhook URLs point at loopback, private, link-local and other internal addresses. Off in
-     * production: a merchant's webhook must never become a way into the service's own network. On only
-     * for development and tests, whose receivers listen on 127.0.0.1.
+     * Let webhook URLs point at loopback, private, link-local and other internal addresses. Refused
+     * with NODE_ENV=production: a merchant's webhook must never become a way into the service's own
+     * network. On only for development and tests, whose receivers listen on 127.0.0.1.
      */
     WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default(false),
+    /**
+     * `npm run seed` (the demo merchant, whose secret is public, and made-up volume data) refuses to run
+     * with NODE_ENV=production unless this is true: set only for a demo environment that runs the
+     * production image on purpose (docker-compose.yml's `seed` service).
+     */
+    SEED_ALLOWED_IN_PRODUCTION: booleanFromEnv.default(false),
     /** How long one delivery attempt may take, connection included, before it counts as failed. */
     WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
     /**
@@ -403,6 +444,21 @@ export const configSchema = z
     }
     if (config.ADMIN_PORT !== 0 && config.ADMIN_PORT === config.PORT) {
       context.addIssue({ code: 'custom', path: ['ADMIN_PORT'], message: 'must differ from PORT' });
+    }
+    if (config.UNAUTHENTICATED_BODY_BYTES_MAX < 2 * config.BODY_LIMIT_BYTES) {
+      context.addIssue({
+        code: 'custom',
+        path: ['UNAUTHENTICATED_BODY_BYTES_MAX'],
+        message: `must be at least twice BODY_LIMIT_BYTES (${2 * config.BODY_LIMIT_BYTES}): bulk bodies may hold half of it`,
+      });
+    }
+    if (config.NODE_ENV === 'production' && config.WEBHOOK_ALLOW_PRIVATE) {
+      context.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_ALLOW_PRIVATE'],
+        message:
+          "must not be true with NODE_ENV=production: merchants' webhooks could then reach the service's own network",
+      });
     }
     if (config.NODE_ENV === 'production' && config.SECRETS_KEYS === undefined) {
       context.addIssue({

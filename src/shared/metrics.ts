@@ -36,6 +36,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly unauthenticatedBodyBytes = new Gauge({
+    name: 'gateway_http_unauthenticated_body_bytes',
+    help: 'Bytes of request bodies being read before authentication in this API process (reserved by their declared size); new bodies are refused with 503 past UNAUTHENTICATED_BODY_BYTES_MAX.',
+    registers: [this.registry],
+  });
+
   readonly ready = new Gauge({
     name: 'gateway_ready',
     help: '1 while Postgres and Redis both answer (as /readyz), else 0; checked at each scrape and readiness probe.',

@@ -1,4 +1,5 @@
 import { seedDemo } from '../seed/demo-seed.js';
+import { seedRefusal } from '../seed/seed-guard.js';
 import { type Config, ConfigError, loadConfig, localEnvironment } from '../shared/config.js';
 import { createDb } from '../shared/db/client.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
@@ -33,6 +34,9 @@ try {
 } catch (error) {
   fail(error instanceof ConfigError ? error.message : String(error));
 }
+// It loads the demo data as `npm run seed` does, so it is refused where the seed is.
+const seedRefused = seedRefusal(config);
+if (seedRefused !== null) fail(seedRefused);
 
 try {
   const created = await ensureDatabase(config.DATABASE_URL);

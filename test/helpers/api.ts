@@ -105,6 +105,7 @@ export async function startTestApi(
       }),
     get: (path, headers = {}) => fetch(urlOf(path), { headers }),
     async close() {
+      await deps.jobEvents.close();
       await Promise.all(
         [server, adminServer].map((open) => new Promise<void>((resolve) => open.close(() => resolve()))),
       );

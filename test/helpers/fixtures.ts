@@ -67,10 +67,13 @@ export async function createMerchant(db: Db, options: MerchantOptions = {}): Pro
     .values({
       id,
       name: options.name ?? uniqueName('Merchant'),
-      secret_key: ring.seal(secretKey, id),
+      secret_key: ring.seal(secretKey, id, 'merchants.secret_key'),
       status: options.status ?? 'ACTIVE',
       allowed_ips: options.allowedIps ?? null,
-      previous_secret_key: options.previousSecretKey == null ? null : ring.seal(options.previousSecretKey, id),
+      previous_secret_key:
+        options.previousSecretKey == null
+          ? null
+          : ring.seal(options.previousSecretKey, id, 'merchants.previous_secret_key'),
       previous_secret_valid_until:
         options.previousSecretValidUntil == null ? null : toDate(options.previousSecretValidUntil),
       rate_limit_per_second: options.rateLimitPerSecond ?? null,

@@ -6,8 +6,12 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  * the network away from the processes it started without touching the server other sessions use:
  * - `cut()` destroys every open connection, both sides (a crash or a failover as a client sees it);
  * - `refuse()` also stops listening, so new connections get ECONNREFUSED (the server is gone);
- * - `restore()` listens again on the same port.
- * Nothing is buffered or delayed: while it is up the proxy is a plain pipe.
+ * - `restore()` listens again on the same port;
+ * - `holdFrom(marker)` stalls a connection from the first chunk a client sends that contains `marker`
+ *   (a command carrying a test's value): that chunk and everything the client sends after it wait in
+ *   the proxy, unsent, until `release()` sends them on or `cut()` drops them (a command lost in a
+ *   broken link). Only the chosen command and what follows it are stalled, nothing before it.
+ * Otherwise nothing is buffered or delayed: the proxy is a plain pipe.
  */
 export interface TcpProxy {
   readonly port: number;
@@ -16,6 +20,12 @@ export interface TcpProxy {
   /** Connections accepted since start. */
   acceptedConnections(): number;
   cut(): void;
+  /** Stalls each connection from its first client chunk that contains `marker` (until release or cut). */
+  holdFrom(marker: string): void;
+  /** Connections stalled now. */
+  heldConnections(): number;
+  /** Sends what stalled connections held on, and pipes them again; stops holding. */
+  release(): void;
   refuse(): Promise<void>;
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -27,6 +37,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let listening = false;
   let server: Server | undefined;
   let port = 0;
+  let holdMarker: Buffer | undefined;
+  const held = new Map<Socket, Buffer[]>();
 
   const handle = (client: Socket) => {
     accepted += 1;
@@ -35,6 +47,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     pairs.add(pair);
     const drop = () => {
       pairs.delete(pair);
+      held.delete(upstream);
       client.destroy();
       upstream.destroy();
     };
@@ -43,7 +56,21 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     upstream.on('error', drop);
     client.on('close', drop);
     upstream.on('close', drop);
-    client.pipe(upstream);
+    client.on('data', (chunk: Buffer) => {
+      const waiting = held.get(upstream);
+      if (waiting) {
+        waiting.push(chunk);
+        return;
+      }
+      if (holdMarker && chunk.includes(holdMarker)) {
+        held.set(upstream, [chunk]);
+        return;
+      }
+      if (!upstream.write(chunk)) {
+        client.pause();
+        upstream.once('drain', () => client.resume());
+      }
+    });
     upstream.pipe(client);
   };
 
@@ -83,6 +110,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     openConnections: () => pairs.size,
     acceptedConnections: () => accepted,
     cut,
+    holdFrom(marker) {
+      holdMarker = Buffer.from(marker);
+    },
+    heldConnections: () => held.size,
+    release() {
+      holdMarker = undefined;
+      for (const [upstream, chunks] of held) for (const chunk of chunks) upstream.write(chunk);
+      held.clear();
+    },
     async refuse() {
       cut();
       await stopListening();

@@ -86,7 +86,7 @@ describe('merchants', () => {
     });
     // Stored sealed for this merchant, never as given.
     expect(row.secret_key).not.toContain(body.secretKey);
-    expect(testKeyRing().open(row.secret_key, body.id)).toBe(body.secretKey);
+    expect(testKeyRing().open(row.secret_key, body.id, 'merchants.secret_key')).toBe(body.secretKey);
     expect((await readAll({ id: body.id, secretKey: body.secretKey })).status).toBe(200);
   });
 
@@ -292,8 +292,10 @@ describe('secret rotation', () => {
       .where('id', '=', merchant.id)
       .executeTakeFirstOrThrow();
     expect(row.previous_secret_key).not.toBeNull();
-    expect(testKeyRing().open(row.previous_secret_key as string, merchant.id)).toBe(merchant.secretKey);
-    expect(testKeyRing().open(row.secret_key, merchant.id)).toBe(secretKey);
+    expect(testKeyRing().open(row.previous_secret_key as string, merchant.id, 'merchants.previous_secret_key')).toBe(
+      merchant.secretKey,
+    );
+    expect(testKeyRing().open(row.secret_key, merchant.id, 'merchants.secret_key')).toBe(secretKey);
     expect(row.previous_secret_valid_until?.getTime()).toBe(previousValidUntil);
   });
 });

@@ -46,13 +46,13 @@ interface ExampleOutput {
   configurations: Array<{ id: string; merchantId: string }>;
   cancelStatus: number;
   jobId: string;
-  cancelBody: unknown;
 }
 
 function parseOutput(stdout: string): ExampleOutput {
   const lines = stdout.trimEnd().split('\n');
-  expect(lines).toHaveLength(5);
-  const [vector, readAll, body, cancel, cancelBody] = lines as [string, string, string, string, string];
+  // Four lines: the cancel's 200 is the interface's, with an empty body, which the examples do not print.
+  expect(lines).toHaveLength(4);
+  const [vector, readAll, body, cancel] = lines as [string, string, string, string];
   const cancelMatch = /^cancel: HTTP (\d+) X-Job-Id: (\S+)$/.exec(cancel);
   return {
     vector,
@@ -60,7 +60,6 @@ function parseOutput(stdout: string): ExampleOutput {
     configurations: JSON.parse(body),
     cancelStatus: Number(cancelMatch?.[1]),
     jobId: cancelMatch?.[2] ?? '',
-    cancelBody: JSON.parse(cancelBody),
   };
 }
 
@@ -85,7 +84,6 @@ describe.each([
     expect(output.configurations.every((configuration) => configuration.merchantId === DEMO_MERCHANT.id)).toBe(true);
     expect(output.cancelStatus).toBe(200);
     expect(output.jobId).toMatch(UUID);
-    expect(output.cancelBody).toEqual({ jobId: output.jobId });
     // The job id printed is one the service stored for this merchant.
     const status = await api.post(
       '/api/v1/integration/jobs/status',

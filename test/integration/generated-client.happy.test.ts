@@ -46,8 +46,10 @@ const cancel = await client.POST('/api/v1/integration/rewards/bulkCancel', {
   body: { ...signed(), externalIds },
   params: { header: { 'idempotency-key': 'generated-client-' + externalIds[0] } },
 });
-if (!cancel.data || !('jobId' in cancel.data)) throw new Error('bulkCancel: ' + JSON.stringify(cancel.error));
-const jobId = cancel.data.jobId;
+// The interface's answer, as the document declares it: an empty 200, the job id in X-Job-Id.
+if (cancel.error || cancel.data !== undefined) throw new Error('bulkCancel: ' + JSON.stringify(cancel.error ?? cancel.data));
+const jobId = cancel.response.headers.get('x-job-id');
+if (!jobId) throw new Error('bulkCancel: no X-Job-Id');
 
 let state = '';
 let result: Record<string, number> | null = null;

@@ -61,7 +61,12 @@ describe('Idempotency-Key errors', () => {
   it('while the first request with the key is still storing its job: 409 errorCode 13 with Retry-After 1', async () => {
     const fields = { externalId: 'in-flight' };
     // Another replica has taken the key and not yet stored its job.
-    const store = { redis: api.deps.redis, layout: api.deps.shards, timeoutMs: 1_000 };
+    const store = {
+      redis: api.deps.redis,
+      layout: api.deps.shards,
+      timeoutMs: 1_000,
+      recordsPerMerchant: { idempotencyKeys: 0, signatureReplays: 0 },
+    };
     const held = await claimIdempotencyKey(store, merchant.id, 'key-in-flight', requestFingerprint('cancel', fields));
     const response = await send(cancelPaths.cancel, fields, 'key-in-flight');
     expect(await errorOf(response)).toMatchObject({ status: 409, errorCode: 13 });

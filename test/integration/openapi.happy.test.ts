@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAdminDocument, buildMerchantDocument, documentText } from '../../src/api/operations/openapi-documents.js';
+import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../../src/api/schemas.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 
@@ -97,15 +98,24 @@ describe('the checked-in documents (npm run openapi)', () => {
     }
   });
 
-  it('declare the merchant signature as a security scheme required by every merchant operation', () => {
-    expect(document.components?.securitySchemes?.merchantSignature).toMatchObject({
-      type: 'apiKey',
-      in: 'header',
-      name: 'X-Signature',
-    });
+  it('declare every operation and webhook security: [] (signed in the body), with the signed fields named', () => {
+    // No scheme a generator would fill once and send on every request: the signature is per request.
+    expect(document.components?.securitySchemes).toBeUndefined();
     for (const { path, method, operation } of allOperations(document)) {
+      expect(operation.security, `${method} ${path}`).toEqual([]);
       const signed = path.startsWith('/api/v1/') || path === '/betSlip';
-      expect(operation.security, `${method} ${path}`).toEqual(signed ? [{ merchantSignature: [] }] : undefined);
+      const extension = (operation as Record<string, unknown>)['x-body-signature'];
+      if (!signed) expect(extension, `${method} ${path}`).toBeUndefined();
+      else
+        expect(extension, `${method} ${path}`).toMatchObject({
+          in: method === 'get' ? 'query' : 'body',
+          fields: ['merchantId', 'timestamp', 'hash'],
+          signedString: '{merchantId}{timestamp}',
+          algorithm: 'HMAC-SHA256',
+        });
+    }
+    for (const [name, item] of Object.entries(document.webhooks ?? {})) {
+      expect(item.post?.security, name).toEqual([]);
     }
   });
 
@@ -146,30 +156,41 @@ describe('the checked-in documents (npm run openapi)', () => {
     expect(document.components?.schemas).toHaveProperty('JobStatus');
   });
 
-  it('carry examples that verify against docs/signing-test-vectors.json', () => {
+  it("carry placeholders, never the demo merchant's values, that verify once the test vectors fill them", () => {
     const vectors = JSON.parse(checkedIn('../docs/signing-test-vectors.json')) as {
       v1: Array<{ merchantId: string; secret: string; timestamp: number | string; hash: string }>;
       v2: Array<{ secret: string; t: number; method: string; pathWithQuery: string; body: string; xSignature: string }>;
     };
     const v1 = vectors.v1[0] as (typeof vectors.v1)[number];
+    const text = JSON.stringify(document);
+    // A request copied from the document authenticates nowhere: not even where the demo data is loaded.
+    for (const demo of [v1.merchantId, v1.secret, v1.hash]) expect(text).not.toContain(demo);
+    for (const vector of vectors.v2) expect(text).not.toContain(vector.xSignature);
+
     const cancel = document.components?.schemas?.CancelRequest as {
       example: Record<string, unknown>;
       properties: Record<string, { example?: unknown }>;
     };
     const { merchantId, timestamp, hash } = cancel.properties;
-    expect([merchantId?.example, timestamp?.example, hash?.example]).toEqual([v1.merchantId, v1.timestamp, v1.hash]);
-    const digest = createHmac('sha256', v1.secret).update(`${merchantId?.example}${timestamp?.example}`).digest('hex');
-    expect(digest).toBe(hash?.example);
-    // The request example, sent as JSON, with the X-Signature example: the v2 vector of a cancel.
+    expect([merchantId?.example, hash?.example]).toEqual([
+      SIGNING_EXAMPLE_PLACEHOLDERS.merchantId,
+      SIGNING_EXAMPLE_PLACEHOLDERS.hash,
+    ]);
+    expect(timestamp?.example).toBe(v1.timestamp);
+    // The placeholders filled with the vector's values: the example is the v2 vector of a cancel, and verifies.
+    const filled: Record<string, unknown> = { ...cancel.example, merchantId: v1.merchantId, hash: v1.hash };
+    expect(createHmac('sha256', v1.secret).update(`${filled.merchantId}${filled.timestamp}`).digest('hex')).toBe(
+      filled.hash,
+    );
     const v2 = vectors.v2.find((vector) => vector.pathWithQuery === '/api/v1/integration/rewards/cancel');
-    expect(JSON.stringify(cancel.example)).toBe(v2?.body);
+    expect(JSON.stringify(filled)).toBe(v2?.body);
     const xSignature = (document.components as { parameters: Record<string, { schema: { example: string } }> })
       .parameters.XSignature?.schema.example;
-    expect(xSignature).toBe(v2?.xSignature);
+    expect(xSignature).toBe(SIGNING_EXAMPLE_PLACEHOLDERS.xSignature);
     const signed = createHmac('sha256', v1.secret)
-      .update(`${v2?.t}.POST./api/v1/integration/rewards/cancel.${JSON.stringify(cancel.example)}`)
+      .update(`${v2?.t}.POST./api/v1/integration/rewards/cancel.${JSON.stringify(filled)}`)
       .digest('hex');
-    expect(xSignature).toBe(`t=${v2?.t},v1=${signed}`);
+    expect(v2?.xSignature).toBe(`t=${v2?.t},v1=${signed}`);
   });
 });
 
@@ -222,7 +243,12 @@ describe('GET /openapi.json', () => {
 
   it('declares the X-Signature header (signature version 2) on every merchant operation', () => {
     const parameters = (document.components as { parameters?: Record<string, Record<string, unknown>> }).parameters;
-    expect(parameters?.XSignature).toMatchObject({ name: 'X-Signature', in: 'header', required: false });
+    expect(parameters?.XSignature).toMatchObject({
+      name: 'X-Signature',
+      in: 'header',
+      required: false,
+      'x-signed-string': '{t}.{METHOD}.{path with query}.{raw body}',
+    });
     const merchantOperations = Object.entries(document.paths)
       .filter(([path]) => path.startsWith('/api/v1/') || path === '/betSlip')
       .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
@@ -262,6 +288,29 @@ describe('GET /openapi.json', () => {
     expect(JSON.stringify(listing?.responses?.['404'])).toContain('#/components/schemas/Error');
   });
 
+  it("declares the cancels' 200 as no content (the interface's answer), the asked-for JSON bodies beside it", () => {
+    const bodies = { cancel: [], bulkCancel: ['BulkCancelDryRun'], bulkCancelByQuery: ['BulkCancelByQueryDryRun'] };
+    for (const [name, dryRun] of Object.entries(bodies)) {
+      const ok = document.paths[`/api/v1/integration/rewards/${name}`]?.post?.responses?.['200'] as Record<
+        string,
+        unknown
+      >;
+      // No media type: a generated client or a fuzzer takes the empty body without Content-Type as valid.
+      expect(ok.content).toBeUndefined();
+      expect(ok.headers).toHaveProperty('X-Job-Id');
+      expect(ok.headers).toHaveProperty('Preference-Applied');
+      expect(ok['x-content-on-request']).toEqual(
+        [['Prefer: return=representation', 'CancelAccepted'], ...dryRun.map((schema) => ['dryRun: true', schema])].map(
+          ([when, schema]) => ({
+            when,
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+          }),
+        ),
+      );
+    }
+    expect(document.components?.schemas).toHaveProperty('CancelAccepted');
+  });
+
   it('declares the adminBearer scheme and requires it on every admin operation (admin listener)', () => {
     expect(adminDocument.components?.securitySchemes?.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const adminOperations = Object.entries(adminDocument.paths)
@@ -273,7 +322,7 @@ describe('GET /openapi.json', () => {
     }
     for (const [path, item] of Object.entries(adminDocument.paths).filter(([p]) => !p.startsWith('/admin/'))) {
       for (const [method, operation] of Object.entries(item)) {
-        expect(operation.security, `${method} ${path}`).toBeUndefined();
+        expect(operation.security, `${method} ${path}`).toEqual([]);
       }
     }
   });

@@ -105,6 +105,31 @@ describe.each([1, 2] as const)('the Python client, signature version %i', (signa
   });
 });
 
+describe.each([1, 2] as const)('watch, signature version %i', (signatureVersion) => {
+  it('follows a bulk job through the signed event stream to its final event', async () => {
+    const { merchant, rewards } = await merchantWithRewards(`watch-v${signatureVersion}`, 20, { signatureVersion });
+    const outcome = await runPythonScenario<{
+      jobId: string;
+      events: Array<{
+        type: string;
+        id: string;
+        status: { jobId: string; state: string; result: Record<string, number> };
+      }>;
+    }>('watch', {
+      ...credentials(merchant),
+      signatureVersion,
+      externalIds: rewards.map((reward) => reward.externalId),
+    });
+    expect(outcome.error).toBeUndefined();
+    const final = outcome.events.at(-1);
+    expect(final).toMatchObject({
+      type: 'completed',
+      status: { jobId: outcome.jobId, state: 'completed', result: { requested: 20, cancelled: 20 } },
+    });
+    expect(outcome.events.slice(0, -1).every((event) => event.type === 'progress')).toBe(true);
+  });
+});
+
 it('a version 1 client is refused by a version 2 merchant (errorCode 2, not retried)', async () => {
   const { merchant, rewards } = await merchantWithRewards('mismatch', 1, { signatureVersion: 2 });
   const outcome = await runPythonScenario<BasicsOutcome>('basics', {

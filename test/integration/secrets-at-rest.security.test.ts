@@ -87,7 +87,7 @@ describe('secrets at rest', () => {
     // The dump is of this database: it holds the merchants (their ids), sealed values under the run's key.
     expect(dump).toContain(generated.id);
     expect(dump).toContain(given.id);
-    expect(dump).toMatch(/v1\.test1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22,}/);
+    expect(dump).toMatch(/v2\.test1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22,}/);
     const plain = [
       generated.secretKey,
       given.secretKey, // now the previous secret, still valid for an hour
@@ -151,10 +151,49 @@ describe('secrets at rest', () => {
     expect((await readAll(victim)).status).toBe(200);
   });
 
+  it("does not open a merchant's sealed webhook secret moved into its signing-secret column: it never signs", async () => {
+    const merchant = await createMerchant();
+    const webhookSecret = await putWebhook(merchant.id);
+    const { secret } = await env.db
+      .selectFrom('merchant_webhooks')
+      .select('secret')
+      .where('merchant_id', '=', merchant.id)
+      .executeTakeFirstOrThrow();
+    await env.db.updateTable('merchants').set({ secret_key: secret }).where('id', '=', merchant.id).execute();
+    for (const secretKey of [webhookSecret, merchant.secretKey]) {
+      const response = await readAll({ id: merchant.id, secretKey });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({ errorCode: 99, errorMessage: 'Internal error' });
+    }
+  });
+
+  it('does not open an old secret moved from the previous-secret column back into the current one', async () => {
+    const merchant = await createMerchant();
+    const rotation = await admin('POST', `/admin/v1/merchants/${merchant.id}/secret-rotations`, {
+      previousValidForMs: 60 * 60 * 1000,
+    });
+    expect(rotation.status).toBe(201);
+    const row = await env.db
+      .selectFrom('merchants')
+      .select('previous_secret_key')
+      .where('id', '=', merchant.id)
+      .executeTakeFirstOrThrow();
+    await env.db
+      .updateTable('merchants')
+      .set({
+        secret_key: row.previous_secret_key as string,
+        previous_secret_key: null,
+        previous_secret_valid_until: null,
+      })
+      .where('id', '=', merchant.id)
+      .execute();
+    expect((await readAll(merchant)).status).toBe(500);
+  });
+
   it('answers 500 for a merchant whose secret is sealed under a key the ring does not hold, never reading it as plain', async () => {
     const merchant = await createMerchant();
     const elsewhere = new KeyRing([{ kid: 'gone', key: randomBytes(32) }]);
-    const sealedElsewhere = elsewhere.seal(merchant.secretKey, merchant.id);
+    const sealedElsewhere = elsewhere.seal(merchant.secretKey, merchant.id, 'merchants.secret_key');
     await env.db.updateTable('merchants').set({ secret_key: sealedElsewhere }).where('id', '=', merchant.id).execute();
     const response = await readAll(merchant);
     expect(response.status).toBe(500);
@@ -163,7 +202,7 @@ describe('secrets at rest', () => {
     // Back under the ring's key, the merchant authenticates again.
     await env.db
       .updateTable('merchants')
-      .set({ secret_key: testKeyRing().seal(merchant.secretKey, merchant.id) })
+      .set({ secret_key: testKeyRing().seal(merchant.secretKey, merchant.id, 'merchants.secret_key') })
       .where('id', '=', merchant.id)
       .execute();
     expect((await readAll(merchant)).status).toBe(200);

@@ -147,8 +147,8 @@ describe('npm run secrets:reseal', () => {
       .execute();
     expect(rows).toHaveLength(37);
     for (const row of rows) {
-      expect(row.secret_key.startsWith('v1.new1.')).toBe(true);
-      if (row.previous_secret_key !== null) expect(row.previous_secret_key.startsWith('v1.new1.')).toBe(true);
+      expect(row.secret_key.startsWith('v2.new1.')).toBe(true);
+      if (row.previous_secret_key !== null) expect(row.previous_secret_key.startsWith('v2.new1.')).toBe(true);
     }
     for (const merchant of seeded.expiredPrevious) {
       const row = rows.find((candidate) => candidate.id === merchant.id);
@@ -156,15 +156,21 @@ describe('npm run secrets:reseal', () => {
     }
     for (const merchant of seeded.previous) {
       const row = rows.find((candidate) => candidate.id === merchant.id);
-      expect(rotated.open(row?.previous_secret_key as string, merchant.id)).toBe(merchant.secretKey);
+      expect(rotated.open(row?.previous_secret_key as string, merchant.id, 'merchants.previous_secret_key')).toBe(
+        merchant.secretKey,
+      );
     }
     const legacyRow = rows.find((row) => row.id === seeded.legacy.id);
-    expect(rotated.open(legacyRow?.secret_key as string, seeded.legacy.id)).toBe(seeded.legacy.secretKey);
+    expect(rotated.open(legacyRow?.secret_key as string, seeded.legacy.id, 'merchants.secret_key')).toBe(
+      seeded.legacy.secretKey,
+    );
     const webhooks = await env.db.selectFrom('merchant_webhooks').select(['merchant_id', 'secret']).execute();
     expect(webhooks).toHaveLength(12);
     for (const webhook of webhooks) {
-      expect(webhook.secret.startsWith('v1.new1.')).toBe(true);
-      expect(rotated.open(webhook.secret, webhook.merchant_id)).toBe(seeded.webhookSecrets.get(webhook.merchant_id));
+      expect(webhook.secret.startsWith('v2.new1.')).toBe(true);
+      expect(rotated.open(webhook.secret, webhook.merchant_id, 'merchant_webhooks.secret')).toBe(
+        seeded.webhookSecrets.get(webhook.merchant_id),
+      );
     }
 
     // The old key can now go: a service with the new key alone authenticates everyone.
@@ -201,7 +207,7 @@ describe('npm run secrets:reseal', () => {
     const foreign = new KeyRing([{ kid: 'lost', key: randomBytes(32) }]);
     await env.db
       .updateTable('merchants')
-      .set({ secret_key: foreign.seal(merchant.secretKey, merchant.id) })
+      .set({ secret_key: foreign.seal(merchant.secretKey, merchant.id, 'merchants.secret_key') })
       .where('id', '=', merchant.id)
       .execute();
     await expect(resealSecrets(env.db, rotated)).rejects.toThrow(/key "lost"/);
@@ -211,6 +217,6 @@ describe('npm run secrets:reseal', () => {
       .select('secret_key')
       .where('id', '=', merchant.id)
       .executeTakeFirstOrThrow();
-    expect(row.secret_key.startsWith('v1.lost.')).toBe(true);
+    expect(row.secret_key.startsWith('v2.lost.')).toBe(true);
   });
 });

@@ -94,7 +94,9 @@ describe('demo seed', () => {
     expect(merchant).toMatchObject({ name: 'Demo Casino', status: 'ACTIVE' });
     // Stored sealed for the demo merchant, like every secret.
     expect(merchant.secret_key).not.toContain('demo-secret-key-change-me');
-    expect(testKeyRing().open(merchant.secret_key, DEMO_MERCHANT.id)).toBe('demo-secret-key-change-me');
+    expect(testKeyRing().open(merchant.secret_key, DEMO_MERCHANT.id, 'merchants.secret_key')).toBe(
+      'demo-secret-key-change-me',
+    );
     expect(await rewardStatuses(env.db, DEMO_MERCHANT.id)).toEqual({ ACTIVE: 5, USED: 1, EXPIRED: 1, CANCELLED: 1 });
     const cancelled = await env.db
       .selectFrom('rewards')
@@ -183,7 +185,9 @@ describe('demo seed', () => {
       .where('id', '=', DEMO_MERCHANT.id)
       .executeTakeFirstOrThrow();
     expect(merchant.status).toBe('ACTIVE');
-    expect(testKeyRing().open(merchant.secret_key, DEMO_MERCHANT.id)).toBe(DEMO_MERCHANT.secretKey);
+    expect(testKeyRing().open(merchant.secret_key, DEMO_MERCHANT.id, 'merchants.secret_key')).toBe(
+      DEMO_MERCHANT.secretKey,
+    );
   });
 
   it('serves readAll to the demo merchant signed as `npm run sign` signs, every field as seeded', async () => {
@@ -386,7 +390,7 @@ describe('volume seed', () => {
         .executeTakeFirstOrThrow();
       expect(stored.status).toBe('ACTIVE');
       expect(stored.secret_key).not.toContain(merchant.secretKey);
-      expect(testKeyRing().open(stored.secret_key, merchant.id)).toBe(merchant.secretKey);
+      expect(testKeyRing().open(stored.secret_key, merchant.id, 'merchants.secret_key')).toBe(merchant.secretKey);
       expect(merchant.playerIds).toEqual({ first: 'player-000001', last: 'player-000004', count: 4 });
       expect(merchant.configurationIds).toHaveLength(3);
       expect(merchant.sessionTokens).toHaveLength(3);

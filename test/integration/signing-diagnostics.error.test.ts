@@ -67,7 +67,7 @@ describe('timestamp spellings a merchant library may produce', () => {
     const message = await refusal(await api.post(READ_ALL, body), 400, 1);
     expect(message).toMatch(/^timestamp: /);
     expect(message).toContain(`got "${timestamp}"`);
-    expect(message).toContain('string of decimal digits');
+    expect(message).toContain('a string of up to 16 decimal digits');
   });
 });
 

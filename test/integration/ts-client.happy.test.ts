@@ -78,6 +78,25 @@ describe.each([1, 2] as const)('signature version %i', (version) => {
   });
 });
 
+describe.each([1, 2] as const)('watch, signature version %i', (version) => {
+  it('follows a bulk job to its final event through the signed event stream', async () => {
+    const merchant = await createMerchant(env.db, { signatureVersion: version });
+    const ids = Array.from({ length: 30 }, (_, i) => `watch-v${version}-${i}`);
+    await withRewards(merchant, ids);
+    const client = clientFor(merchant, { signatureVersion: version });
+    const [jobId] = await client.bulkCancel({ externalIds: ids });
+    const events = [];
+    for await (const event of client.watch(jobId as string)) events.push(event);
+    const final = events.at(-1);
+    expect(final).toMatchObject({
+      type: 'completed',
+      status: { jobId, state: 'completed', result: { cancelled: 30 } },
+    });
+    expect(events.slice(0, -1).every((event) => event.type === 'progress')).toBe(true);
+    expect(new Set(events.map((event) => event.id)).size).toBe(events.length);
+  });
+});
+
 describe('a bulk cancel of any size', () => {
   it('splits 25,000 ids into requests within the limits and completes them with exact counts', async () => {
     const merchant = await createMerchant(env.db);

@@ -67,6 +67,10 @@ describe('webhook URLs when private addresses are not allowed (the default)', ()
     'http://[fd00::1]/',
     'http://0.0.0.0/',
     'http://2130706433/',
+    'http://[::ffff:0:7f00:1]/',
+    'http://[100::1]/',
+    'http://[64:ff9b:1::a00:1]/',
+    'http://192.0.2.10/',
   ])('refuses %s with 400, and stores nothing', async (url) => {
     const merchant = await createMerchant(env.db);
     const response = await putWebhook(merchant.id, { url });
@@ -144,6 +148,116 @@ describe('webhook URLs when private addresses are not allowed (the default)', ()
       expect(receiver.received).toEqual([]);
     },
   );
+});
+
+describe('webhook URLs with user information', () => {
+  it.each(['https://u:p@merchant.example/hooks', 'https://token@merchant.example/hooks'])(
+    'refuses %s with 400 errorCode 1, and stores nothing',
+    async (url) => {
+      const merchant = await createMerchant(env.db);
+      const response = await putWebhook(merchant.id, { url });
+      expect(response.status).toBe(400);
+      expect(await readJson(response)).toEqual({
+        errorCode: 1,
+        errorMessage: expect.stringContaining('url: must not carry user information'),
+      });
+      const stored = await env.db
+        .selectFrom('merchant_webhooks')
+        .select('url')
+        .where('merchant_id', '=', merchant.id)
+        .execute();
+      expect(stored).toEqual([]);
+    },
+  );
+
+  it('never shows a credential or a signing secret in answers or in the audit log', async () => {
+    const merchant = await createMerchant(env.db);
+    // A URL with credentials stored before they were refused (around the admin API).
+    await env.db
+      .insertInto('merchant_webhooks')
+      .values({
+        merchant_id: merchant.id,
+        url: 'https://olduser:oldpassword@merchant.example/hooks',
+        events: ['job.completed'],
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/xSAaMzSA1c=',
+      })
+      .execute();
+    const shown = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, { headers: adminHeaders() });
+    expect(await readJson(shown)).toMatchObject({ url: 'https://merchant.example/hooks' });
+
+    const put = await putWebhook(merchant.id, { url: 'https://merchant.example/new-hooks' });
+    expect(put.status).toBe(200);
+    const { secret } = await readJson(put);
+    const removed = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
+      method: 'DELETE',
+      headers: adminHeaders(),
+    });
+    expect(removed.status).toBe(204);
+
+    const audit = await env.db
+      .selectFrom('admin_audit_log')
+      .select(['action', 'before', 'after'])
+      .where('target', '=', merchant.id)
+      .orderBy('id')
+      .execute();
+    expect(audit).toEqual([
+      {
+        action: 'webhook.put',
+        before: { url: 'https://merchant.example/hooks', events: ['job.completed'] },
+        after: { url: 'https://merchant.example/new-hooks', events: expect.any(Array) },
+      },
+      {
+        action: 'webhook.delete',
+        before: { url: 'https://merchant.example/new-hooks', events: expect.any(Array) },
+        after: null,
+      },
+    ]);
+    const text = JSON.stringify(audit);
+    for (const secretText of ['oldpassword', 'olduser', secret, secret.slice('whsec_'.length), 'MfKQ9r8GKYqrTwjUPD8']) {
+      expect(text).not.toContain(secretText);
+    }
+  });
+
+  it('never POSTs to a stored URL with user information', async () => {
+    const merchant = await createMerchant(env.db);
+    await env.db
+      .insertInto('merchant_webhooks')
+      .values({
+        merchant_id: merchant.id,
+        url: 'https://u:p@93.184.216.34/hooks',
+        events: ['job.completed'],
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/xSAaMzSA1c=',
+      })
+      .execute();
+    const jobId = randomUUID();
+    await notifier.jobFinished({
+      merchantId: merchant.id,
+      type: 'job.completed',
+      status: {
+        jobId,
+        operation: 'cancel',
+        state: 'completed',
+        createdAt: Date.now(),
+        startedAt: Date.now(),
+        finishedAt: Date.now(),
+        progress: 100,
+        result: { requested: 1, cancelled: 1, alreadyCancelled: 0, notCancellable: 0, notFound: 0 },
+        error: null,
+      },
+    });
+    const eventId = `msg_${webhookEventId(merchant.id, jobId, 'job.completed')}`;
+    const delivery = await eventually(
+      async () => {
+        const { deliveries } = await readJson(await listDeliveries(merchant.id));
+        return deliveries.find(
+          (entry: { eventId: string; state: string }) => entry.eventId === eventId && entry.state === 'failed',
+        );
+      },
+      { what: 'refused delivery' },
+    );
+    expect(delivery).toMatchObject({ attempts: 1, lastStatus: null, nextAttemptAt: null });
+    expect(delivery.lastError).toContain('user information');
+  });
 });
 
 describe('admin webhook routes', () => {

@@ -62,6 +62,111 @@ describe('clients/typescript clock', () => {
   });
 });
 
+describe('clients/typescript job ids', () => {
+  /** A fake service: records each request's Prefer header, answers a cancel as `answer` says. */
+  function serviceAnswering(answer: (prefer: string | null) => Response) {
+    const prefers: Array<string | null> = [];
+    const fakeFetch = (async (_url: string, init: { headers: Record<string, string> }) => {
+      const prefer = init.headers.prefer ?? null;
+      prefers.push(prefer);
+      return answer(prefer);
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({ baseUrl: 'http://service', merchantId: 'm', secret: 's', fetch: fakeFetch });
+    return { client, prefers };
+  }
+
+  it('asks each cancel for return=representation and answers the job id of its JSON body', async () => {
+    const { client, prefers } = serviceAnswering(
+      () => new Response(JSON.stringify({ jobId: 'from-body' }), { status: 200, headers: { 'x-job-id': 'from-body' } }),
+    );
+    expect(await client.cancel({ externalId: 'x' })).toBe('from-body');
+    expect(await client.bulkCancel({ externalIds: ['x', 'y'] })).toEqual(['from-body']);
+    expect(await client.bulkCancelByQuery({ playerIds: ['p'] })).toEqual(['from-body']);
+    expect(prefers).toEqual(['return=representation', 'return=representation', 'return=representation']);
+  });
+
+  it("answers X-Job-Id of the interface's empty 200 (a service or proxy that ignored Prefer)", async () => {
+    const { client } = serviceAnswering(
+      () => new Response(null, { status: 200, headers: { 'x-job-id': 'from-header' } }),
+    );
+    expect(await client.cancel({ id: '00000000-0000-4000-8000-000000000001' })).toBe('from-header');
+  });
+});
+
+describe('clients/typescript retries', () => {
+  it('throws an answer whose Retry-After is longer than maxDelayMs instead of sleeping on it', async () => {
+    const slept: number[] = [];
+    let sent = 0;
+    const fakeFetch = (async () => {
+      sent += 1;
+      const body = JSON.stringify({ errorCode: 7, errorMessage: 'Too many Idempotency-Key records' });
+      return new Response(body, { status: 429, headers: { 'retry-after': '86400' } });
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({
+      baseUrl: 'http://service',
+      merchantId: 'm',
+      secret: 's',
+      fetch: fakeFetch,
+      sleep: async (ms) => {
+        slept.push(ms);
+      },
+    });
+    await expect(client.readAll()).rejects.toMatchObject({ status: 429, errorCode: 7, retryAfterSeconds: 86_400 });
+    expect(sent).toBe(1);
+    expect(slept).toEqual([]);
+  });
+});
+
+describe('clients/typescript watch', () => {
+  const status = (state: string, progress: number) => ({ jobId: 'j', state, progress });
+  const block = (event: string, id: string, data: unknown) =>
+    `event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
+
+  it('yields progress then the final event, and after a dropped stream reconnects signed afresh with Last-Event-ID', async () => {
+    const requests: Array<{ url: URL; lastEventId: string | null }> = [];
+    const fakeFetch = (async (url: string, init: { headers: Record<string, string> }) => {
+      requests.push({ url: new URL(url), lastEventId: init.headers['last-event-id'] ?? null });
+      const body =
+        requests.length === 1
+          ? // A comment line, one event, then the connection ends without a final event.
+            `: keep-alive\n\n${block('progress', 'a1', status('running', 40))}`
+          : block('completed', 'b2', status('completed', 100));
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({
+      baseUrl: 'http://service',
+      merchantId: 'm',
+      secret: 's',
+      fetch: fakeFetch,
+      sleep: async () => {},
+    });
+    const events = [];
+    for await (const event of client.watch('j')) events.push(event);
+    expect(events).toEqual([
+      { type: 'progress', id: 'a1', status: status('running', 40) },
+      { type: 'completed', id: 'b2', status: status('completed', 100) },
+    ]);
+    expect(requests.map((request) => request.lastEventId)).toEqual([null, 'a1']);
+    for (const { url } of requests) {
+      expect(url.pathname).toBe('/api/v1/integration/jobs/events');
+      const timestamp = url.searchParams.get('timestamp') as string;
+      expect(url.searchParams.get('hash')).toBe(signV1('m', 's', timestamp));
+      expect(url.searchParams.get('jobId')).toBe('j');
+    }
+  });
+
+  it('raises a 404 as MerchantApiError with its errorCode, without retrying', async () => {
+    let calls = 0;
+    const fakeFetch = (async () => {
+      calls++;
+      return new Response(JSON.stringify({ errorCode: 10, errorMessage: 'Job not found' }), { status: 404 });
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({ baseUrl: 'http://service', merchantId: 'm', secret: 's', fetch: fakeFetch });
+    await expect(client.watch('j').next()).rejects.toMatchObject({ status: 404, errorCode: 10 });
+    expect(calls).toBe(1);
+  });
+});
+
 describe('clients/typescript webhook routes', () => {
   it('does not resend a rotation or an event when the outcome is unknown (a 500), and answers null for no endpoint', async () => {
     const calls: string[] = [];

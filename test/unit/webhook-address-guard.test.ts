@@ -1,14 +1,19 @@
 import type { LookupAddress } from 'node:dns';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import {
+  addressRange,
   assertDeliverableHost,
+  assertNoUserInformation,
   checkWebhookUrl,
   createGuardedLookup,
+  displayableWebhookUrl,
   isRefusedAddress,
   RefusedAddressError,
   RefusedPortError,
+  RefusedUserInformationError,
 } from '../../src/shared/webhooks/webhook-address-guard.js';
 import { redactAddresses } from '../../src/worker/webhooks/webhook-sender.js';
 
@@ -43,12 +48,91 @@ describe('isRefusedAddress', () => {
     expect(isRefusedAddress(address)).toBe(true);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '192.169.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])(
-    'allows %s',
-    (address) => {
-      expect(isRefusedAddress(address)).toBe(false);
-    },
-  );
+  it.each([
+    // IANA IPv4 special-purpose registry, one address in each entry.
+    ['0.1.2.3', 'unspecified'],
+    ['192.0.0.9', 'reserved'],
+    ['192.0.2.1', 'reserved'],
+    ['192.31.196.1', 'as112'],
+    ['192.52.193.1', 'amt'],
+    ['192.88.99.1', 'reserved'],
+    ['192.175.48.1', 'as112'],
+    ['198.18.0.1', 'reserved'],
+    ['198.51.100.1', 'reserved'],
+    ['203.0.113.1', 'reserved'],
+    ['240.0.0.1', 'reserved'],
+    // IANA IPv6 special-purpose registry.
+    ['::ffff:0:7f00:1', 'rfc6145'],
+    ['::ffff:0:808:808', 'rfc6145'],
+    ['100::1', 'discard'],
+    ['100:0:0:1::1', 'reserved'],
+    ['64:ff9b:1::7f00:1', 'rfc6052'],
+    ['2001::1', 'teredo'],
+    ['2001:1::1', 'reserved'],
+    ['2001:2::1', 'benchmarking'],
+    ['2001:3::1', 'amt'],
+    ['2001:4:112::1', 'as112v6'],
+    ['2001:10::1', 'deprecatedOrchid'],
+    ['2001:20::1', 'orchid2'],
+    ['2001:30::1', 'droneRemoteIdProtocolEntityTags'],
+    ['2001:db8::1', 'reserved'],
+    ['2620:4f:8000::1', 'as112v6'],
+    ['3fff::1', 'reserved'],
+    ['5f00::1', 'segmentRouting'],
+    ['fec0::1', 'deprecatedSiteLocal'],
+    // Not in the registry but never a public host: IPv4-compatible (`::127.0.0.1`) and unassigned space.
+    ['::7f00:1', 'reserved'],
+    ['::a00:1', 'reserved'],
+    ['4000::1', 'reserved'],
+    // IPv4-mapped: judged as the IPv4 address inside, in either spelling.
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:169.254.169.254', 'linkLocal'],
+    ['::FFFF:C0A8:0101', 'private'],
+  ])('refuses %s (%s)', (address, range) => {
+    expect(addressRange(address)).toBe(range);
+    expect(isRefusedAddress(address)).toBe(true);
+  });
+
+  it('refuses the first and the last address of every special-purpose range ipaddr.js names', () => {
+    type Ranges = Record<string, [ipaddr.IPv4 | ipaddr.IPv6, number] | Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>>;
+    const named = [
+      (ipaddr.IPv4.prototype as unknown as { SpecialRanges: Ranges }).SpecialRanges,
+      (ipaddr.IPv6.prototype as unknown as { SpecialRanges: Ranges }).SpecialRanges,
+    ];
+    let checked = 0;
+    for (const ranges of named) {
+      for (const [name, subnets] of Object.entries(ranges)) {
+        const list = (Array.isArray(subnets[0]) ? subnets : [subnets]) as Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
+        for (const [network, prefix] of list) {
+          const cidr = `${network.toString()}/${prefix}`;
+          const first = ipaddr.IPv4.isValid(network.toString())
+            ? ipaddr.IPv4.networkAddressFromCIDR(cidr).toString()
+            : ipaddr.IPv6.networkAddressFromCIDR(cidr).toNormalizedString();
+          const last = ipaddr.IPv4.isValid(network.toString())
+            ? ipaddr.IPv4.broadcastAddressFromCIDR(cidr).toString()
+            : ipaddr.IPv6.broadcastAddressFromCIDR(cidr).toNormalizedString();
+          // The IPv4-mapped range is judged by the address it carries (::ffff:8.8.8.8 is 8.8.8.8).
+          if (name === 'ipv4Mapped') continue;
+          expect.soft(isRefusedAddress(first), `${name} ${first}`).toBe(true);
+          expect.soft(isRefusedAddress(last), `${name} ${last}`).toBe(true);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+  });
+
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '172.32.0.1',
+    '192.169.0.1',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    '2a00:1450::1',
+  ])('allows %s', (address) => {
+    expect(isRefusedAddress(address)).toBe(false);
+  });
 });
 
 describe('checkWebhookUrl', () => {
@@ -89,10 +173,24 @@ describe('checkWebhookUrl', () => {
     'http://LOCALHOST./',
     'http://api.localhost/',
     'http://[fd00::1]/',
+    'http://[::ffff:0:7f00:1]/',
+    'http://[::ffff:0:127.0.0.1]/',
+    'http://[100::1]/',
+    'http://[64:ff9b:1::a00:1]/',
+    'http://[::127.0.0.1]/',
+    'http://[::ffff:7f00:1]/',
   ])('refuses the internal address %s unless private addresses are allowed', (url) => {
     expect(checkWebhookUrl(url, false)).toMatchObject({ ok: false, reason: expect.stringContaining('internal') });
     expect(checkWebhookUrl(url, true).ok).toBe(true);
   });
+
+  it.each(['http://u:p@merchant.example/', 'https://user@merchant.example/', 'https://:secret@merchant.example/'])(
+    'refuses %s: user information, even when private addresses are allowed',
+    (url) => {
+      expect(checkWebhookUrl(url, false)).toEqual({ ok: false, reason: expect.stringContaining('user information') });
+      expect(checkWebhookUrl(url, true)).toEqual({ ok: false, reason: expect.stringContaining('user information') });
+    },
+  );
 
   it.each(['ftp://example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'example.com/hooks', 'gopher://x/'])(
     'refuses %s: not an http(s) URL, even when private addresses are allowed',
@@ -164,6 +262,17 @@ describe('assertDeliverableHost (delivery-time check of a stored URL)', () => {
     expect(() => assertDeliverableHost(new URL('http://93.184.216.34:8080/'))).toThrow(RefusedPortError);
     expect(() => assertDeliverableHost(new URL('http://[64:ff9b::a00:1]/'))).toThrow(RefusedAddressError);
     expect(() => assertDeliverableHost(new URL('https://93.184.216.34/'))).not.toThrow();
+  });
+});
+
+describe('user information in a stored URL', () => {
+  it('is refused at delivery and never shown', () => {
+    expect(() => assertNoUserInformation(new URL('https://u:p@merchant.example/'))).toThrow(
+      RefusedUserInformationError,
+    );
+    expect(() => assertNoUserInformation(new URL('https://merchant.example/'))).not.toThrow();
+    expect(displayableWebhookUrl('https://u:p@merchant.example/hooks?x=1')).toBe('https://merchant.example/hooks?x=1');
+    expect(displayableWebhookUrl('https://merchant.example/hooks')).toBe('https://merchant.example/hooks');
   });
 });
 

@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   identifierSchema,
   isUuid,
+  jobIdSchema,
   timestampDigits,
   timestampSchema,
   timestampTextSchema,
@@ -32,6 +34,18 @@ describe('UUID rule', () => {
   });
 });
 
+describe('job id rule', () => {
+  it('reads a job id in any case as the lower-case id the service gave out', () => {
+    expect(jobIdSchema().parse('6F1C2D3E-4B5A-4C6D-8E7F-9A0B1C2D3E4F')).toBe('6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f');
+  });
+
+  it('keeps other text (an unknown job) and refuses the empty string and more than 128 characters', () => {
+    expect(jobIdSchema().parse('Not-A-Job')).toBe('not-a-job');
+    expect(jobIdSchema().safeParse('').success).toBe(false);
+    expect(jobIdSchema().safeParse('x'.repeat(129)).success).toBe(false);
+  });
+});
+
 describe('identifier rule', () => {
   it('accepts 1 to 255 characters', () => {
     expect(identifierSchema().safeParse('a').success).toBe(true);
@@ -44,6 +58,11 @@ describe('identifier rule', () => {
     ['a NUL', 'a\u0000b'],
   ])('refuses %s', (_, value) => {
     expect(identifierSchema().safeParse(value).success).toBe(false);
+  });
+
+  it('counts characters as JSON Schema maxLength and Postgres length() do: an emoji is one', () => {
+    expect(identifierSchema().safeParse('\u{1F600}'.repeat(255)).success).toBe(true);
+    expect(identifierSchema().safeParse('\u{1F600}'.repeat(256)).success).toBe(false);
   });
 });
 
@@ -80,6 +99,22 @@ describe('timestamp rule', () => {
   ])('refuses %j in the middleware check and the schema alike', (value) => {
     expect(timestampDigits(value)).toBeNull();
     expect(timestampSchema().safeParse(value).success).toBe(false);
+  });
+
+  it('takes a string of digits exactly when its value is at most the largest safe integer (the pattern the documents state)', () => {
+    const digits = fc.oneof(
+      fc.stringMatching(/^\d{1,17}$/),
+      fc.stringMatching(/^9007199254\d{6,7}$/),
+      fc.integer({ min: -20, max: 20 }).map((delta) => (9007199254740991n + BigInt(delta)).toString()),
+    );
+    fc.assert(
+      fc.property(digits, (text) => {
+        const expected = text.length <= 16 && BigInt(text) <= BigInt(Number.MAX_SAFE_INTEGER);
+        expect(timestampDigits(text) !== null).toBe(expected);
+        expect(timestampSchema().safeParse(text).success).toBe(expected);
+      }),
+      { seed: 40, numRuns: 2_000 },
+    );
   });
 
   it('takes only the string form in a query string', () => {

@@ -6,6 +6,7 @@ import json
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 
 from .signing import check_test_vectors, sign_v1, signature_header_v2
 from .splitting import MAX_BODY_BYTES, MAX_ITEMS, split_bulk, split_players
+from .watching import JOB_EVENTS, JobEvent, StreamTransport, urllib_stream, watch_job
 from .webhook_endpoint import WebhookEndpointMethods
 
 READ_ALL = "/api/v1/integration/reward-configurations/readAll"
@@ -135,6 +137,7 @@ class RewardsClient(WebhookEndpointMethods):
         max_attempts: int = 8,
         max_delay: float = 30.0,
         transport: Transport = urllib_transport,
+        stream_transport: StreamTransport = urllib_stream,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         on_retry: Callable[[RetryEvent], None] | None = None,
@@ -151,6 +154,7 @@ class RewardsClient(WebhookEndpointMethods):
         self.max_attempts = max_attempts
         self.max_delay = max_delay
         self._transport = transport
+        self._stream_transport = stream_transport
         self._sleep = sleep
         self._clock = clock
         self._on_retry = on_retry
@@ -184,11 +188,14 @@ class RewardsClient(WebhookEndpointMethods):
         *,
         idempotency_key: str | None = None,
         retry_unknown_outcome: bool = True,
+        representation: bool = False,
     ) -> Response:
         """POSTs `fields` signed afresh on every attempt; answers the first 2xx, raises ApiError otherwise.
 
         retry_unknown_outcome: retry when the outcome is unknown (no answer, a 500). True for reads and for
         requests with an Idempotency-Key; False for an abort, whose repeat would answer "already finished".
+        representation: send `Prefer: return=representation`, so that a cancel answers its job id as JSON
+        too (without it, the service answers the interface's empty 200 with the id in X-Job-Id only).
         """
         skew_corrected = False
         for attempt in range(1, self.max_attempts + 1):
@@ -203,6 +210,8 @@ class RewardsClient(WebhookEndpointMethods):
             headers = {"content-type": "application/json"}
             if idempotency_key is not None:
                 headers["Idempotency-Key"] = idempotency_key
+            if representation:
+                headers["Prefer"] = "return=representation"
             if self.signature_version == 2:
                 headers["X-Signature"] = signature_header_v2(self._secret, timestamp, "POST", path, body)
             sent_ms = int(self._clock() * 1000)
@@ -284,12 +293,14 @@ class RewardsClient(WebhookEndpointMethods):
 
     @staticmethod
     def _job_id(response: Response) -> str:
+        # The JSON body the cancels ask for (Prefer: return=representation); else X-Job-Id, the
+        # interface's answer, should a proxy have dropped the Prefer header.
+        body = response.json()
+        if isinstance(body, dict) and isinstance(body.get("jobId"), str):
+            return body["jobId"]
         job_id = response.headers.get("x-job-id")
         if job_id:
             return job_id
-        body = response.json()  # a service that answers {"jobId"} as JSON too
-        if isinstance(body, dict) and isinstance(body.get("jobId"), str):
-            return body["jobId"]
         raise ApiError(response.status, None, "the answer carries no job id", response)
 
     def cancel(
@@ -300,7 +311,7 @@ class RewardsClient(WebhookEndpointMethods):
             raise ValueError("exactly one of id and external_id")
         fields = {"id": id} if id is not None else {"externalId": external_id}
         key = idempotency_key or str(uuid.uuid4())
-        return self._job_id(self.request(CANCEL, fields, idempotency_key=key))
+        return self._job_id(self.request(CANCEL, fields, idempotency_key=key, representation=True))
 
     def bulk_cancel(
         self, *, ids: Iterable[str] = (), external_ids: Iterable[str] = (), idempotency_key: str | None = None
@@ -313,7 +324,7 @@ class RewardsClient(WebhookEndpointMethods):
         if external_list:
             fields["externalIds"] = external_list
         key = idempotency_key or str(uuid.uuid4())
-        return self._job_id(self.request(BULK_CANCEL, fields, idempotency_key=key))
+        return self._job_id(self.request(BULK_CANCEL, fields, idempotency_key=key, representation=True))
 
     def bulk_cancel_by_query(
         self,
@@ -329,7 +340,7 @@ class RewardsClient(WebhookEndpointMethods):
         if external_reward_configuration_id is not None:
             fields["externalRewardConfigurationId"] = external_reward_configuration_id
         key = idempotency_key or str(uuid.uuid4())
-        return self._job_id(self.request(BULK_CANCEL_BY_QUERY, fields, idempotency_key=key))
+        return self._job_id(self.request(BULK_CANCEL_BY_QUERY, fields, idempotency_key=key, representation=True))
 
     def bulk_cancel_all(
         self,
@@ -423,3 +434,34 @@ class RewardsClient(WebhookEndpointMethods):
         """Stops a job; a finished one is ApiError 409 errorCode 13."""
         status: dict[str, Any] = self.request(JOB_ABORT, {"jobId": job_id}, retry_unknown_outcome=False).json()
         return status
+
+    def watch(self, job_id: str) -> Iterator[JobEvent]:
+        """The job's events as they happen (GET jobs/events): `progress` at most once a second, then the final
+        event (completed, failed, cancelled), after which the generator ends. Reconnects by itself."""
+
+        def signed_query() -> tuple[dict[str, str], dict[str, str]]:
+            timestamp = self.now_ms()
+            fields = {
+                "merchantId": self.merchant_id,
+                "timestamp": str(timestamp),
+                "hash": sign_v1(self.merchant_id, self._secret, timestamp),
+            }
+            headers: dict[str, str] = {}
+            if self.signature_version == 2:
+                path = f"{JOB_EVENTS}?{urllib.parse.urlencode({**fields, 'jobId': job_id})}"
+                headers["X-Signature"] = signature_header_v2(self._secret, timestamp, "GET", path, b"")
+            return fields, headers
+
+        def refused(status: int, body: bytes, headers: Mapping[str, str]) -> ApiError:
+            error_code, message = _error_of(Response(status, headers, body))
+            return ApiError(status, error_code, message)
+
+        return watch_job(
+            base_url=self.base_url,
+            job_id=job_id,
+            signed_query=signed_query,
+            transport=self._stream_transport,
+            sleep=self._sleep,
+            max_attempts=self.max_attempts,
+            refused=refused,
+        )

@@ -76,4 +76,5 @@ def error(status: int, code: int, headers: Mapping[str, str] | None = None, date
 
 
 def job_answer(job_id: str) -> Response:
-    return answer(200, None, {"X-Job-Id": job_id})
+    """A cancel's 200 as the service answers one that asks for the representation (the client does)."""
+    return answer(200, {"jobId": job_id}, {"X-Job-Id": job_id})

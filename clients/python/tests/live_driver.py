@@ -98,6 +98,13 @@ def verify(options: dict[str, Any]) -> dict[str, Any]:
     return {"outcomes": outcomes}
 
 
+def watch(options: dict[str, Any]) -> dict[str, Any]:
+    client = make_client(options)
+    job_id = client.bulk_cancel(external_ids=options["externalIds"])
+    events = [{"type": event.type, "id": event.id, "status": event.status} for event in client.watch(job_id)]
+    return {"jobId": job_id, "events": events}
+
+
 def webhook_setup(options: dict[str, Any]) -> dict[str, Any]:
     client = make_client(options)
     before = client.get_webhook()
@@ -125,6 +132,7 @@ SCENARIOS = {
     "bulk": bulk,
     "cancels": cancels,
     "verify": verify,
+    "watch": watch,
     "webhook_setup": webhook_setup,
     "webhook_log": webhook_log,
 }

@@ -173,10 +173,21 @@ class TestClockSkew(unittest.TestCase):
 
 
 class TestJobs(unittest.TestCase):
-    def test_the_job_id_falls_back_to_the_json_body(self):
+    def test_every_cancel_asks_for_the_representation_and_answers_the_job_id_of_its_body(self):
         clock = FakeClock()
-        transport = ScriptedTransport([answer(200, {"jobId": "from-body"})])
-        self.assertEqual(client(transport, clock).cancel(external_id="r"), "from-body")
+        transport = ScriptedTransport([answer(200, {"jobId": f"from-body-{n}"}) for n in range(3)] + [answer(200, [])])
+        gateway = client(transport, clock)
+        self.assertEqual(gateway.cancel(external_id="r"), "from-body-0")
+        self.assertEqual(gateway.bulk_cancel(external_ids=["x"]), "from-body-1")
+        self.assertEqual(gateway.bulk_cancel_by_query(["p"]), "from-body-2")
+        gateway.read_all()
+        prefers = [sent.headers.get("Prefer") for sent in transport.sent]
+        self.assertEqual(prefers, ["return=representation"] * 3 + [None])
+
+    def test_the_job_id_falls_back_to_x_job_id_of_the_interfaces_empty_answer(self):
+        clock = FakeClock()
+        transport = ScriptedTransport([answer(200, None, {"X-Job-Id": "from-header"})])
+        self.assertEqual(client(transport, clock).cancel(external_id="r"), "from-header")
 
     def test_an_answer_without_a_job_id_is_an_error(self):
         clock = FakeClock()

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { components } from './merchant-api.js';
 import { signatureHeader, signV1 } from './signing.js';
 import { splitWithinLimits, type Tagged } from './split.js';
+import { type JobEvent, watchJobEvents } from './watch.js';
 
 type Schemas = components['schemas'];
 export type JobStatus = Schemas['JobStatus'];
@@ -25,6 +26,11 @@ export interface MerchantClientOptions {
   signatureVersion?: 1 | 2;
   /** Attempts per request, the first included (default 6). */
   maxAttempts?: number;
+  /**
+   * The longest Retry-After waited for, in ms (default 30 s): an answer asking for longer (a merchant's
+   * bound of Idempotency-Keys reached, say, which frees up in hours) is thrown, not slept on.
+   */
+  maxDelayMs?: number;
   /** The service's limits, if the operator changed them (docs/interface.md, "Limits"). */
   limits?: { maxItems?: number; maxBodyBytes?: number; maxQueuedJobs?: number };
   /** For tests: the fetch and the wait to use. */
@@ -54,6 +60,8 @@ interface Answer {
 interface SendOptions {
   /** Sent on every attempt of a cancel, so a retry after a lost answer cannot queue a second job. */
   idempotencyKey?: string;
+  /** `Prefer: return=representation`: a cancel then answers its job id as JSON too, not in X-Job-Id only. */
+  representation?: boolean;
   /** A `409` without Retry-After is final; some callers want it as an answer rather than an error. */
   accept?: readonly number[];
   /**
@@ -99,7 +107,10 @@ export class MerchantClient {
 
   /** Cancels one reward; answers its job id. The Idempotency-Key is generated unless given. */
   async cancel(target: { id: string } | { externalId: string }, idempotencyKey: string = randomUUID()) {
-    const answer = await this.send('/api/v1/integration/rewards/cancel', target, { idempotencyKey });
+    const answer = await this.send('/api/v1/integration/rewards/cancel', target, {
+      idempotencyKey,
+      representation: true,
+    });
     return this.jobIdOf(answer);
   }
 
@@ -158,6 +169,28 @@ export class MerchantClient {
   }
 
   /** The rewards a job cancelled, every page (a 409 "still being listed" is waited out). */
+  /**
+   * The job's events as they happen (GET jobs/events): `progress` at most once a second, then the final
+   * event (`completed`, `failed`, `cancelled`), after which the iteration ends. Reconnects by itself.
+   */
+  watch(jobId: string): AsyncGenerator<JobEvent> {
+    return watchJobEvents(
+      {
+        baseUrl: this.baseUrl,
+        merchantId: this.options.merchantId,
+        secret: this.options.secret,
+        signatureVersion: this.options.signatureVersion ?? 1,
+        fetch: this.fetchImpl,
+        sleep: this.sleep,
+        serverNow: () => this.serverNow(),
+        maxAttempts: this.options.maxAttempts ?? 6,
+        refused: (status, body, retryAfter) =>
+          new MerchantApiError(status, body.errorCode ?? null, body.errorMessage ?? '', retryAfter),
+      },
+      jobId,
+    );
+  }
+
   async *jobRewards(jobId: string, limit = 1_000): AsyncGenerator<JobReward> {
     let after: string | null = null;
     do {
@@ -258,7 +291,10 @@ export class MerchantClient {
     for (const [index, part] of parts.entries()) {
       // Stay under the merchant's cap of queued bulk jobs: wait for the oldest of ours first.
       if (inFlight.length >= this.limits.maxQueuedJobs) await this.waitForJob(inFlight.shift() as string);
-      const answer = await this.send(path, fieldsOf(part), { idempotencyKey: `${idempotencyKey}.${index}` });
+      const answer = await this.send(path, fieldsOf(part), {
+        idempotencyKey: `${idempotencyKey}.${index}`,
+        representation: true,
+      });
       const jobId = this.jobIdOf(answer);
       jobIds.push(jobId);
       inFlight.push(jobId);
@@ -266,6 +302,7 @@ export class MerchantClient {
     return jobIds;
   }
 
+  /** The body's `{jobId}` (asked for), else X-Job-Id: the interface's answer, should a proxy drop Prefer. */
   private jobIdOf(answer: Answer): string {
     const fromBody = (answer.body as { jobId?: string } | null)?.jobId;
     const jobId = fromBody ?? answer.headers.get('x-job-id');
@@ -285,7 +322,7 @@ export class MerchantClient {
       const last = attempt >= maxAttempts;
       let answer: Answer;
       try {
-        answer = await this.attempt(path, fields, options.idempotencyKey);
+        answer = await this.attempt(path, fields, options);
       } catch (error) {
         // No answer at all: a read may be repeated, and a cancel under its key replays, never requeues.
         if (last || options.retryUnknownOutcome === false) throw error;
@@ -310,11 +347,12 @@ export class MerchantClient {
         (options.retryUnknownOutcome !== false &&
           (answer.status === 500 || answer.status === 502 || answer.status === 504));
       if (!retryable || last) throw error;
+      if (retryAfter !== null && retryAfter * 1_000 > (this.options.maxDelayMs ?? 30_000)) throw error;
       await this.sleep(backoffMs(attempt, retryAfter));
     }
   }
 
-  private async attempt(path: string, fields: Record<string, unknown>, idempotencyKey?: string): Promise<Answer> {
+  private async attempt(path: string, fields: Record<string, unknown>, options: SendOptions): Promise<Answer> {
     const { merchantId, secret } = this.options;
     const timestamp = this.serverNow();
     // The very bytes that are sent are the ones X-Signature covers.
@@ -325,7 +363,8 @@ export class MerchantClient {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.signatureVersion === 2)
       headers['x-signature'] = signatureHeader(secret, timestamp, 'POST', path, body);
-    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    if (options.representation) headers.prefer = 'return=representation';
     const sentAt = Date.now();
     const response = await this.fetchImpl(`${this.baseUrl}${path}`, { method: 'POST', headers, body });
     this.learnClock(response.headers.get('date'), sentAt);

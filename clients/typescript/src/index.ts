@@ -12,4 +12,5 @@ export {
 export type { components, paths } from './merchant-api.js';
 export { signatureHeader, signV1 } from './signing.js';
 export { splitWithinLimits } from './split.js';
+export type { JobEvent } from './watch.js';
 export { type VerifyWebhookOptions, verifyWebhook, type WebhookEvent } from './webhooks.js';

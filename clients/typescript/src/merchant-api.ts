@@ -392,6 +392,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integration/jobs/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a job as a stream of events
+         * @description Follows one job as Server-Sent Events (`text/event-stream`): a `progress` event (the job status, as `jobs/status` answers it) when it changes, at most once a second; then one event named by the end state (`completed`, `failed` or `cancelled`) with the final status, and the stream ends. Every event has an `id`: send it back as `Last-Event-ID` when reconnecting and only a status you have not seen is sent (the final event always). A comment line every 15 s keeps proxies from closing an idle stream. The signed fields are in the query (signed as every request); a version-1 signature sent in this URL cannot then be used on a route that cancels. Streams open at once are bounded per merchant and per server: past either, 429 errorCode 7.
+         */
+        get: operations["watchJobEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "job.completed": {
@@ -477,6 +497,31 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        CancelAccepted: {
+            /**
+             * @description Id of the cancellation job, the same as X-Job-Id; see POST /api/v1/integration/jobs/status
+             * @example 6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f
+             */
+            jobId: string;
+        };
+        BulkCancelDryRun: {
+            /** @description Distinct identifiers of the request */
+            requested: number;
+            /** @description ACTIVE rewards matched: what the job would cancel now */
+            cancellable: number;
+            /** @description Rewards matched that are CANCELLED already */
+            alreadyCancelled: number;
+            /** @description Rewards matched that are USED or EXPIRED */
+            notCancellable: number;
+            /** @description Identifiers that match no reward of the merchant */
+            notFound: number;
+        };
+        BulkCancelByQueryDryRun: {
+            /** @description Distinct player ids of the request */
+            players: number;
+            /** @description ACTIVE rewards of those players (and configuration): what the job would cancel now */
+            cancellable: number;
+        };
         JobStatus: {
             jobId: string;
             /** @enum {string} */
@@ -524,13 +569,6 @@ export interface components {
                 redis: "ok" | "unavailable";
             };
         };
-        CancelAccepted: {
-            /**
-             * @description Id of the cancellation job, also in the X-Job-Id header; see POST /api/v1/integration/jobs/status
-             * @example 6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f
-             */
-            jobId: string;
-        };
         Error: {
             /** @example 1 */
             errorCode: number;
@@ -539,26 +577,27 @@ export interface components {
         };
         /**
          * @example {
-         *       "merchantId": "00000000-0000-4000-8000-000000000001",
+         *       "merchantId": "<your-merchant-id>",
          *       "timestamp": 1763679600000,
-         *       "hash": "3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78",
+         *       "hash": "<hex HMAC-SHA256 of merchantId followed by timestamp>",
          *       "externalId": "demo-reward-1"
          *     }
          */
         CancelRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /**
@@ -566,35 +605,29 @@ export interface components {
              * @description Reward id (exactly one of id or externalId)
              */
             id?: string | null;
-            /** @description Merchant-defined reward id */
+            /** @description Merchant-defined reward id (exactly one of id or externalId) */
             externalId?: string | null;
-        };
-        BulkCancelDryRun: {
-            /** @description Distinct identifiers of the request */
-            requested: number;
-            /** @description ACTIVE rewards matched: what the job would cancel now */
-            cancellable: number;
-            /** @description Rewards matched that are CANCELLED already */
-            alreadyCancelled: number;
-            /** @description Rewards matched that are USED or EXPIRED */
-            notCancellable: number;
-            /** @description Identifiers that match no reward of the merchant */
-            notFound: number;
-        };
+        } & ({
+            id: string;
+        } | {
+            externalId: string;
+        });
+        /** @description ids and externalIds together hold 1 to 10,000 entries (BULK_MAX_ITEMS; each list alone is at most that, their sum is checked too): at least one list is non-empty. Absent or null lists count as empty. */
         BulkCancelRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Reward ids */
@@ -603,30 +636,29 @@ export interface components {
             externalIds?: string[] | null;
             /** @description true: queue nothing and answer 200 with what the request would do now (counts, as JSON). An Idempotency-Key is ignored on a dry run. */
             dryRun?: boolean | null;
-        };
-        BulkCancelByQueryDryRun: {
-            /** @description Distinct player ids of the request */
-            players: number;
-            /** @description ACTIVE rewards of those players (and configuration): what the job would cancel now */
-            cancellable: number;
+        } | {
+            ids: unknown[];
+        } | {
+            externalIds: unknown[];
         };
         BulkCancelByQueryRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
-            /** @description Players whose ACTIVE rewards are cancelled */
+            /** @description Players whose ACTIVE rewards are cancelled: 1 to 10,000 (BULK_MAX_ITEMS) */
             playerIds: string[];
             /**
              * Format: uuid
@@ -641,17 +673,18 @@ export interface components {
         AbortJobRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -700,17 +733,18 @@ export interface components {
         ReadAllRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Case-insensitive substring of the name */
@@ -727,17 +761,18 @@ export interface components {
         JobStatusRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -760,17 +795,18 @@ export interface components {
         JobRewardsRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a cancel answer */
@@ -809,17 +845,18 @@ export interface components {
         JobUnappliedRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The X-Job-Id of a bulkCancel answer */
@@ -844,17 +881,18 @@ export interface components {
         ListJobsRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description Only jobs in one of these states (default: all) */
@@ -912,22 +950,29 @@ export interface components {
             awayTeam: string;
         };
         BetSlipRequest: {
-            /** @example 8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b */
+            /**
+             * @description The merchant; the first part of the signed string (not a registered merchant: 401 errorCode 2)
+             * @example 8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b
+             */
             merchantId: string;
             /**
-             * @description Epoch milliseconds
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
              * @description Game session token
-             * @example demo-session-token
+             * @example <game-session-token>
              */
             authToken: string;
-            /** @description hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed) */
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
             hash: string;
         };
         Webhook: {
+            /** @description The URL, never with user information */
             url: string;
             events: ("job.completed" | "job.failed" | "job.cancelled")[];
             /** @description false once disabled for failing; setting the webhook again enables it */
@@ -945,17 +990,18 @@ export interface components {
         WebhookGetRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
         };
@@ -972,21 +1018,22 @@ export interface components {
         WebhookPutRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /**
-             * @description http or https. Loopback, private, link-local and other internal addresses are refused, when the URL is set and again, after resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)
+             * @description http or https, without user information (`user:password@` is refused). Loopback, private, link-local and every other special-purpose address (the IANA registries) are refused, when the URL is set and again, after resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)
              * @example https://merchant.example/webhooks/rewards
              */
             url: string;
@@ -1007,17 +1054,18 @@ export interface components {
         WebhookDeleteRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
         };
@@ -1033,17 +1081,18 @@ export interface components {
         WebhookRotateSecretRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
         };
@@ -1089,17 +1138,18 @@ export interface components {
         WebhookDeliveriesRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /** @description The `next` of the previous page; absent for the first (newest) page */
@@ -1126,17 +1176,18 @@ export interface components {
         WebhookRedeliverRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /**
@@ -1156,17 +1207,18 @@ export interface components {
         WebhookRecoverRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
             /**
@@ -1182,24 +1234,25 @@ export interface components {
         WebhookTestRequest: {
             /**
              * Format: uuid
-             * @example 00000000-0000-4000-8000-000000000001
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
              */
             merchantId: string;
             /**
-             * @description Epoch milliseconds, within ±5 minutes of the server clock
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
              * @example 1763679600000
              */
             timestamp: number | string;
             /**
-             * @description hex HMAC-SHA256 of merchantId followed by timestamp, keyed with the merchant secret
-             * @example 3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
         };
     };
     responses: never;
     parameters: {
-        /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+        /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
         XSignature: string;
     };
     requestBodies: never;
@@ -1275,11 +1328,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant. Ignored by a dry run. */
+                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
-                /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
+                /** @description RFC 7240 preferences, comma-separated, case-insensitive; only `return` is read. `return=representation`: the 200 carries `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation`. `return=minimal`: the empty 200, with `Preference-Applied: return=minimal`. Without a `return` preference: the empty 200 of the interface. Other preferences are ignored. A dry run answers its counts whatever this says. */
                 prefer?: string;
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1291,11 +1344,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with `Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id with Idempotent-Replayed: true. */
+            /** @description Accepted: the job is stored and will run. The answer of the interface: an empty body (Content-Length: 0, no Content-Type), the job id in X-Job-Id. With `Prefer: return=representation`, the body is `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation` is sent. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id, in the form this request asks for, with Idempotent-Replayed: true. */
             200: {
                 headers: {
                     /** @description Id of the cancellation job; see POST /api/v1/integration/jobs/status */
-                    "X-Job-Id"?: string;
+                    "X-Job-Id": string;
+                    /** @description The `return` preference of the request, when it sent one (RFC 7240) */
+                    "Preference-Applied"?: "return=representation" | "return=minimal";
                     /** @description true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature) */
                     "Idempotent-Replayed"?: "true";
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -1304,9 +1359,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["CancelAccepted"];
-                };
+                content?: never;
             };
             /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
             400: {
@@ -1447,11 +1500,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant. Ignored by a dry run. */
+                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
-                /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
+                /** @description RFC 7240 preferences, comma-separated, case-insensitive; only `return` is read. `return=representation`: the 200 carries `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation`. `return=minimal`: the empty 200, with `Preference-Applied: return=minimal`. Without a `return` preference: the empty 200 of the interface. Other preferences are ignored. A dry run answers its counts whatever this says. */
                 prefer?: string;
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1463,11 +1516,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with `Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id with Idempotent-Replayed: true. A dry run (`dryRun: true`) queues nothing and answers the counts instead (schema BulkCancelDryRun), whatever Prefer says. */
+            /** @description Accepted: the job is stored and will run. The answer of the interface: an empty body (Content-Length: 0, no Content-Type), the job id in X-Job-Id. With `Prefer: return=representation`, the body is `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation` is sent. A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelDryRun), without X-Job-Id, whatever Prefer says. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id, in the form this request asks for, with Idempotent-Replayed: true. */
             200: {
                 headers: {
                     /** @description Id of the cancellation job; see POST /api/v1/integration/jobs/status */
                     "X-Job-Id"?: string;
+                    /** @description The `return` preference of the request, when it sent one (RFC 7240) */
+                    "Preference-Applied"?: "return=representation" | "return=minimal";
                     /** @description true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature) */
                     "Idempotent-Replayed"?: "true";
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -1476,9 +1531,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["CancelAccepted"] | components["schemas"]["BulkCancelDryRun"];
-                };
+                content?: never;
             };
             /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
             400: {
@@ -1619,11 +1672,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant. Ignored by a dry run. */
+                /** @description Makes the request safe to repeat for 24 hours: the same key with the same fields answers the first request's X-Job-Id (with Idempotent-Replayed: true) and queues nothing; the same key with other fields is 422 (errorCode 12); while the first request is still being stored, 409 (errorCode 13). Keys are per merchant, and bounded: a new key past the keys a merchant may have recorded at once (1,000,000 in 24 hours by default) is 429 (errorCode 7) with Retry-After. Ignored by a dry run. */
                 "idempotency-key"?: string;
-                /** @description `return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`. */
+                /** @description RFC 7240 preferences, comma-separated, case-insensitive; only `return` is read. `return=representation`: the 200 carries `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation`. `return=minimal`: the empty 200, with `Preference-Applied: return=minimal`. Without a `return` preference: the empty 200 of the interface. Other preferences are ignored. A dry run answers its counts whatever this says. */
                 prefer?: string;
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1635,11 +1688,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with `Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id with Idempotent-Replayed: true. A dry run (`dryRun: true`) queues nothing and answers the counts instead (schema BulkCancelByQueryDryRun), whatever Prefer says. */
+            /** @description Accepted: the job is stored and will run. The answer of the interface: an empty body (Content-Length: 0, no Content-Type), the job id in X-Job-Id. With `Prefer: return=representation`, the body is `{"jobId": ...}` as application/json (schema CancelAccepted) and `Preference-Applied: return=representation` is sent. A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelByQueryDryRun), without X-Job-Id, whatever Prefer says. A repeat under the same Idempotency-Key, or a version-2 request sent again with the same X-Signature, answers the first request's job id, in the form this request asks for, with Idempotent-Replayed: true. */
             200: {
                 headers: {
                     /** @description Id of the cancellation job; see POST /api/v1/integration/jobs/status */
                     "X-Job-Id"?: string;
+                    /** @description The `return` preference of the request, when it sent one (RFC 7240) */
+                    "Preference-Applied"?: "return=representation" | "return=minimal";
                     /** @description true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature) */
                     "Idempotent-Replayed"?: "true";
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -1648,9 +1703,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["CancelAccepted"] | components["schemas"]["BulkCancelByQueryDryRun"];
-                };
+                content?: never;
             };
             /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
             400: {
@@ -1791,7 +1844,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -1955,7 +2008,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2093,7 +2146,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2243,7 +2296,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2407,7 +2460,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2557,7 +2610,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2693,15 +2746,17 @@ export interface operations {
     getBetSlip: {
         parameters: {
             query: {
+                /** @description The merchant; the first part of the signed string (not a registered merchant: 401 errorCode 2) */
                 merchantId: string;
+                /** @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): up to 16 digits (leading zeros allowed), at most 9007199254740991; the digits as sent are the second part of the signed string. */
                 timestamp: string;
                 /** @description Game session token */
                 authToken: string;
-                /** @description hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed) */
+                /** @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2. */
                 hash: string;
             };
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2834,7 +2889,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -2971,7 +3026,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -3135,7 +3190,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -3286,7 +3341,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -3437,7 +3492,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -3588,7 +3643,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -3739,7 +3794,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -3903,7 +3958,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -4054,7 +4109,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
                 "X-Signature"?: components["parameters"]["XSignature"];
             };
             path?: never;
@@ -4126,6 +4181,163 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    watchJobEvents: {
+        parameters: {
+            query: {
+                /** @description The merchant, as the operator registered it; the first part of the signed string */
+                merchantId: string;
+                /** @description Epoch milliseconds, within ±5 minutes of the server clock */
+                timestamp: string;
+                /** @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2. */
+                hash: string;
+                /** @description The X-Job-Id of a cancel answer */
+                jobId: string;
+            };
+            header?: {
+                /** @description The id of the last event received, when reconnecting */
+                "last-event-id"?: string;
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's events: `event: progress|completed|failed|cancelled`, `id:`, `data:` a job status */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND (10): no such job for this merchant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {

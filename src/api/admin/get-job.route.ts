@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { AdminJobStatusSchema } from '../../shared/job-status-schema.js';
+import { jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { findJobStatus, primaryJobRecords } from '../jobs/job-status.js';
 import { adminErrorResponses } from '../schemas.js';
@@ -15,11 +16,7 @@ export function registerGetJob(app: App): void {
     summary: "Any merchant's cancellation job: state, progress and counts",
     request: {
       params: z.object({
-        jobId: z
-          .string()
-          .min(1)
-          .max(128)
-          .openapi({ param: { name: 'jobId', in: 'path' } }),
+        jobId: jobIdSchema().openapi({ param: { name: 'jobId', in: 'path' } }),
       }),
     },
     responses: {

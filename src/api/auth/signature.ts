@@ -19,19 +19,29 @@ export function isWellFormedHash(hash: string): boolean {
 }
 
 /**
- * Senders that print the digest as a big integer drop its leading zeros, and some print upper case:
- * both are accepted. The comparison itself runs in constant time over 32 bytes.
+ * The digest's 32 bytes, or null when `hash` is not 1 to 64 hex characters. Senders that print the
+ * digest as a big integer drop its leading zeros, and some print upper case: every such spelling
+ * gives the same bytes, which both the verifier and every record keyed on the signature use.
  */
+export function parseHash(hash: string): Buffer | null {
+  return isWellFormedHash(hash) ? Buffer.from(hash.padStart(HEX_DIGEST_LENGTH, '0'), 'hex') : null;
+}
+
+/** True when `digest` signs `merchantId` + `timestampText` under this secret; constant time over 32 bytes. */
+export function verifyDigest(merchantId: string, timestampText: string, digest: Buffer, secretKey: string): boolean {
+  const expected = createHmac('sha256', secretKey).update(`${merchantId}${timestampText}`, 'utf8').digest();
+  return digest.length === expected.length && timingSafeEqual(digest, expected);
+}
+
+/** `hash` as sent, in any spelling `parseHash` accepts. */
 export function verifySignature(
   merchantId: string,
   timestamp: number | string,
   hash: string,
   secretKey: string,
 ): boolean {
-  if (!isWellFormedHash(hash)) return false;
-  const received = Buffer.from(hash.padStart(HEX_DIGEST_LENGTH, '0'), 'hex');
-  const expected = createHmac('sha256', secretKey).update(`${merchantId}${timestamp}`, 'utf8').digest();
-  return received.length === expected.length && timingSafeEqual(received, expected);
+  const digest = parseHash(hash);
+  return digest !== null && verifyDigest(merchantId, `${timestamp}`, digest, secretKey);
 }
 
 /*
@@ -56,19 +66,19 @@ export interface BodyBoundRequest {
   body: Uint8Array | string;
 }
 
-/** A verified `X-Signature`, for the replay record of the cancel routes (enqueue-cancellation.ts). */
-export interface BodyBoundSignature {
-  /** The header as sent: kept in memory only, and stored only as a digest. */
-  value: string;
-  /** Its `t`, epoch ms: the replay record lives until `t` leaves the signature window. */
-  timestamp: number;
-}
-
+/**
+ * An `X-Signature` as parsed: the one form in which it is verified and in which its replay record is
+ * keyed (idempotency.ts), whatever spelling was sent (hex case, zeros before `t`, spaces around).
+ */
 export interface SignatureHeader {
+  /** Its `t`, epoch ms: the replay record lives until `t` leaves the signature window. */
   timestamp: number;
   /** The 32 bytes of the digest sent. */
   digest: Buffer;
 }
+
+/** A verified `X-Signature`, for the replay record of the cancel routes (enqueue-cancellation.ts). */
+export type BodyBoundSignature = SignatureHeader;
 
 function bodyBoundDigest(secretKey: string, timestamp: number, request: BodyBoundRequest): Buffer {
   return createHmac('sha256', secretKey)
@@ -79,10 +89,20 @@ function bodyBoundDigest(secretKey: string, timestamp: number, request: BodyBoun
 
 /** The value of the `X-Signature` header for this request, signed at `timestamp` (epoch ms). */
 export function signatureHeaderValue(secretKey: string, timestamp: number, request: BodyBoundRequest): string {
-  return `t=${timestamp},v1=${bodyBoundDigest(secretKey, timestamp, request).toString('hex')}`;
+  return canonicalSignatureHeader({ timestamp, digest: bodyBoundDigest(secretKey, timestamp, request) });
 }
 
-/** The header's parts, or null when it is absent or not of the one accepted shape. */
+/** The header in its one canonical spelling: `t` without leading zeros, the digest in lower-case hex. */
+export function canonicalSignatureHeader(header: SignatureHeader): string {
+  return `t=${header.timestamp},v1=${header.digest.toString('hex')}`;
+}
+
+/**
+ * The header's parts, or null when it is absent or not of the one accepted shape. Hex in either case,
+ * zeros before `t` and spaces around the value are accepted (they sign the same string, `t` being
+ * signed as its number): the parts returned are the same for every such spelling, and nothing keys
+ * on the text as sent.
+ */
 export function parseSignatureHeader(value: string | undefined): SignatureHeader | null {
   const match = value === undefined ? null : SIGNATURE_HEADER_SHAPE.exec(value.trim());
   if (!match) return null;

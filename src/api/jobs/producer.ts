@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { withDeadline } from '../../shared/deadline.js';
+import { noAnswerWithin, withDeadline } from '../../shared/deadline.js';
 import { AppError } from '../../shared/errors.js';
 import { type JobPayload, jobCatalogue, type Operation, queueNames } from '../../shared/queue/job-catalogue.js';
 import { recordJobOwner } from '../../shared/queue/job-owner.js';
@@ -184,6 +184,24 @@ export class CancellationProducer {
     });
     const storedId = job.id ?? jobId;
     return { jobId: storedId, shared: storedId !== jobId };
+  }
+
+  /**
+   * Whether Redis holds the bulk job `jobId` (its hash), for a retry of a store whose outcome was
+   * unknown. A store cut short between BullMQ's add and the owner's field (job-owner.ts) has left a job
+   * that job status cannot attribute: the owner is written here, so the id answered is found there.
+   */
+  async holdsJob(name: Operation, merchantId: string, jobId: string): Promise<boolean> {
+    if (name === 'cancel') return false;
+    const key = jobKey(this.options.layout.jobPrefix(jobId), jobCatalogue[name].queue, jobId);
+    try {
+      const timeoutMs = this.options.timeoutMs;
+      return await withDeadline(recordJobOwner(this.connection, key, merchantId), timeoutMs, () =>
+        noAnswerWithin(timeoutMs),
+      );
+    } catch (error) {
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });
+    }
   }
 
   /**

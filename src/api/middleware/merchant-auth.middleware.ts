@@ -2,16 +2,16 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
-import { isUuid, timestampDigits } from '../../shared/wire-rules.js';
+import { isUuid, TIMESTAMP_MAX, timestampDigits } from '../../shared/wire-rules.js';
 import { authRefusal, echo, timestampExpiredMessage, unusualTimestampSpelling } from '../auth/refusal-messages.js';
 import {
   type BodyBoundRequest,
   type BodyBoundSignature,
-  isWellFormedHash,
+  parseHash,
   parseSignatureHeader,
   SIGNATURE_HEADER,
   verifyBodyBound,
-  verifySignature,
+  verifyDigest,
 } from '../auth/signature.js';
 import { isSeenInUrl, markSeenInUrl, type SignedTriple } from '../auth/url-signature-binding.js';
 import type { ClientAddressResolver } from '../client-address.js';
@@ -52,7 +52,8 @@ interface SignedFields {
   /** As sent: the digits that were signed. */
   timestampText: string;
   timestamp: number;
-  hash: string;
+  /** The hash's 32 bytes, parsed once (null: not 1 to 64 hex characters); verified and bound as such. */
+  digest: Buffer | null;
 }
 
 /**
@@ -60,6 +61,10 @@ interface SignedFields {
  * (400), then who is asking and whether the signature holds (401, one answer for every reason; for a
  * version-2 merchant also the `X-Signature` header), then the timestamp window (401), the source
  * address (403) and the rate (429). Only then does the route validate the rest of the body.
+ *
+ * A version-1 triple seen in a URL (url-signature-binding.ts) is marked as soon as its signature holds,
+ * whatever the answer, and refused before the source address and the rate: a triple in a logged URL is
+ * bound even when its own request was refused, and a refused replay costs the merchant no budget.
  */
 export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -82,23 +87,16 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
         ? checkBodyBound(c, authenticated, input.rawBody, now, v1Refused)
         : null;
 
-    const window = deps.config.SIGNATURE_WINDOW_MS;
-    const skew = Math.abs(now - fields.timestamp);
-    if (skew > window) {
-      throw new AppError('TIMESTAMP_EXPIRED', timestampExpiredMessage('timestamp', fields.timestamp, now, window), {
-        logDetail: `clock difference ${skew} ms`,
-      });
-    }
-    const headerSkew = bodyBound === null ? 0 : Math.abs(now - bodyBound.timestamp);
-    if (headerSkew > window) {
-      throw new AppError(
-        'TIMESTAMP_EXPIRED',
-        timestampExpiredMessage('X-Signature t', (bodyBound as BodyBoundSignature).timestamp, now, window),
-        {
-          logDetail: `X-Signature t: clock difference ${headerSkew} ms`,
-        },
-      );
-    }
+    // A v2 request is bound to itself by its X-Signature; only a v1 triple can be carried elsewhere.
+    const triple: SignedTriple | null =
+      bodyBound === null && options.seenInUrl !== 'allow'
+        ? { merchantId: authenticated.id, timestamp: fields.timestamp, digest: fields.digest as Buffer }
+        : null;
+    if (triple && options.seenInUrl === 'mark') await checkUrlBinding(c, options, triple);
+
+    checkWindow(deps.config.SIGNATURE_WINDOW_MS, fields.timestamp, bodyBound, now);
+
+    if (triple && options.seenInUrl === 'refuse') await checkUrlBinding(c, options, triple);
 
     if (authenticated.isAllowedSource) {
       const source = options.resolveClientAddress(getConnInfo(c).remote.address, c.req.header('x-forwarded-for'));
@@ -114,19 +112,29 @@ export function merchantAuth(options: MerchantAuthOptions): MiddlewareHandler<Ap
       if (!rate.allowed) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: rate.resetSeconds });
     }
 
-    // A v2 request is bound to itself by its X-Signature; only a v1 triple can be carried elsewhere.
     if (bodyBound) c.set('bodyBoundSignature', bodyBound);
-    else if (options.seenInUrl !== 'allow')
-      await checkUrlBinding(c, options, {
-        merchantId: authenticated.id,
-        timestamp: fields.timestamp,
-        hash: fields.hash,
-      });
-
     c.set('merchant', authenticated);
     c.set('logger', c.get('logger').with({ merchantId: authenticated.id }));
     await next();
   };
+}
+
+/** The body's `timestamp`, and a version-2 request's `X-Signature` `t`, must be within the window (401). */
+function checkWindow(window: number, timestamp: number, bodyBound: BodyBoundSignature | null, now: number): void {
+  const skew = Math.abs(now - timestamp);
+  if (skew > window) {
+    throw new AppError('TIMESTAMP_EXPIRED', timestampExpiredMessage('timestamp', timestamp, now, window), {
+      logDetail: `clock difference ${skew} ms`,
+    });
+  }
+  const headerSkew = bodyBound === null ? 0 : Math.abs(now - bodyBound.timestamp);
+  if (headerSkew > window) {
+    throw new AppError(
+      'TIMESTAMP_EXPIRED',
+      timestampExpiredMessage('X-Signature t', (bodyBound as BodyBoundSignature).timestamp, now, window),
+      { logDetail: `X-Signature t: clock difference ${headerSkew} ms` },
+    );
+  }
 }
 
 async function findMerchant(c: Context<AppEnv>, merchantId: string): Promise<AuthenticatedMerchant | null> {
@@ -165,9 +173,10 @@ function refusalMessage(refusal: Refusal, fields: SignedFields, rawBody: Uint8Ar
 function whyRefused(merchant: AuthenticatedMerchant | null, fields: SignedFields, now: number): Refusal | null {
   if (!merchant) return 'unknown merchant';
   if (merchant.status !== 'ACTIVE') return 'merchant disabled';
-  if (!isWellFormedHash(fields.hash)) return 'hash is not 1 to 64 hex characters';
+  const digest = fields.digest;
+  if (digest === null) return 'hash is not 1 to 64 hex characters';
   const verifies = secretsInForce(merchant, now).some((secretKey) =>
-    verifySignature(fields.merchantId, fields.timestampText, fields.hash, secretKey),
+    verifyDigest(fields.merchantId, fields.timestampText, digest, secretKey),
   );
   return verifies ? null : 'hash mismatch';
 }
@@ -244,7 +253,7 @@ function checkBodyBound(
       logDetail: 'X-Signature mismatch',
     });
   }
-  return { value: (value as string).trim(), timestamp: header.timestamp };
+  return header;
 }
 
 function readInput(c: Context<AppEnv>, source: 'body' | 'query'): RequestInput {
@@ -271,14 +280,15 @@ function readSignedFields(input: Record<string, unknown>, merchantIdIsUuid: bool
     const sent = timestamp === undefined ? 'nothing' : echo(JSON.stringify(timestamp) ?? String(timestamp));
     throw new AppError(
       'INVALID_REQUEST',
-      `timestamp: required, epoch milliseconds as a non-negative integer or a string of decimal digits (got ${sent}; ` +
-        'exponent and fraction forms such as 1.7636796E12 or 1763679600000.0 are refused)',
+      `timestamp: required, epoch milliseconds: an integer from 0 to ${TIMESTAMP_MAX}, or a string of up to ` +
+        `16 decimal digits of such a value (got ${sent}; exponent and fraction forms such as 1.7636796E12 or ` +
+        '1763679600000.0 are refused)',
     );
   }
   if (typeof hash !== 'string') {
     throw new AppError('INVALID_REQUEST', 'hash: required, a string');
   }
-  return { merchantId, timestampText, timestamp: Number(timestampText), hash };
+  return { merchantId, timestampText, timestamp: Number(timestampText), digest: parseHash(hash) };
 }
 
 export type MerchantRouteMiddleware = MiddlewareHandler<AppEnv>;

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
+import type { BodyBudget } from '../http/body-budget.js';
 import { requireJsonContentType } from '../http/json-content-type.js';
 import { nodeRequest } from '../node-http.js';
 
@@ -21,7 +22,7 @@ export type BodyLimit = (c: Context<AppEnv>) => number | null;
  * read the stream, and nothing downstream knows the difference. Without a Node request (hono's
  * `app.request()` in a script) the web body is read instead, with the same limit.
  */
-export function readRequestBody(limitOf: BodyLimit): MiddlewareHandler<AppEnv> {
+export function readRequestBody(limitOf: BodyLimit, budget?: BodyBudget): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD') return next();
@@ -30,12 +31,25 @@ export function readRequestBody(limitOf: BodyLimit): MiddlewareHandler<AppEnv> {
     if (limitBytes === null) return next();
     requireJsonContentType(c, method);
     const incoming = nodeRequest(c);
-    const declared = Number(c.req.header('content-length'));
+    const declared = Number(c.req.header('content-length') ?? Number.NaN);
     // Refused before a byte is read: the sender said how much is coming. What it still sends is
     // discarded by Node as it arrives (never buffered), for HTTP_REQUEST_TIMEOUT_MS at most; closing
     // the connection at once instead would make the client's kernel see a reset, often before the 413.
     if (declared > limitBytes) throw new AppError('PAYLOAD_TOO_LARGE');
-    const body = incoming ? await readIncoming(incoming, limitBytes) : await readWebBody(c.req.raw, limitBytes);
+    // Room in the process's budget for this body, taken before a byte is read: what it declares, or
+    // the most it may bring when it declares nothing (chunked).
+    const reservation = budget?.reserve(Number.isSafeInteger(declared) && declared >= 0 ? declared : limitBytes);
+    if (reservation === null) {
+      throw new AppError('SERVICE_UNAVAILABLE', 'Too many request bodies in flight', { retryAfterSeconds: 1 });
+    }
+    let body: Uint8Array;
+    try {
+      body = incoming ? await readIncoming(incoming, limitBytes) : await readWebBody(c.req.raw, limitBytes);
+    } finally {
+      // Read, refused past the limit, or abandoned (the client went away, or Node's request timeout
+      // closed the connection): the bytes are no longer in flight.
+      reservation?.release();
+    }
     c.set('body', body);
     bodyCache(c).arrayBuffer = Promise.resolve(body.buffer as ArrayBuffer);
     await next();

@@ -7,10 +7,11 @@ admin API, the queue dashboard and the metrics answer on the deployment's admin 
 described by a document of their own (openapi/admin.json, served at \`/openapi.json\` there). Guides: docs/interface.md (the routes),
 the limits and the retry rules (docs/interface.md, "Limits" and "Retrying").
 
-## Merchant signature (security scheme \`merchantSignature\`)
+## Merchant signature (in the body: \`security: []\`, extension \`x-body-signature\`)
 
 Every request carries \`merchantId\`, \`timestamp\` and \`hash\` in its JSON body (query parameters for
-\`GET /betSlip\`).
+\`GET /betSlip\`). No header or key is set once: each operation declares \`security: []\` and names the
+signed fields and string in its \`x-body-signature\` extension.
 
 - The signed message is the UTF-8 bytes of \`merchantId\` immediately followed by the decimal digits
   of \`timestamp\` as sent, with no separator. \`authToken\` and every other field are not signed.
@@ -20,10 +21,10 @@ Every request carries \`merchantId\`, \`timestamp\` and \`hash\` in its JSON bod
   \`1763679600000.0\` are refused (a JSON number in those forms is read as its integer, which is not
   what was signed: the 401 says so). It must be within ±5 minutes of the server clock, else \`401\`
   errorCode 3, whose message states the server's time (also in the \`Date\` header).
-- Test vectors: \`docs/signing-test-vectors.json\`. The examples of this document verify against it:
-  merchantId \`00000000-0000-4000-8000-000000000001\`, secret \`demo-secret-key-change-me\`, timestamp
-  \`1763679600000\`, signed message \`00000000-0000-4000-8000-0000000000011763679600000\`, hash
-  \`3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78\`.
+- The examples of this document hold placeholders (\`<your-merchant-id>\`, \`<hex HMAC-SHA256 …>\`) where
+  your merchant id and signature go. To check a signing implementation, \`docs/signing-test-vectors.json\`
+  has worked examples (with the local demo merchant's development secret, which no production deployment
+  loads).
 
 ## Signature version 2 (body-bound, opt-in per merchant)
 
@@ -37,8 +38,9 @@ A merchant the operator has switched to version 2 also sends, on every request, 
 - Every error is \`{"errorCode": <int>, "errorMessage": "<text>"}\` (schema \`Error\`); every answer
   carries \`X-Request-Id\`, and \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` while the
   merchant has a rate limit (1,000 a second by default).
-- The three cancels answer \`200 {"jobId"}\` (and \`X-Job-Id\`) once the job is stored; with
-  \`Prefer: return=minimal\`, an empty \`200\` (the interface's answer). A dry run answers its counts.
+- The three cancels answer \`200\` with an empty body and the job id in \`X-Job-Id\` once the job is
+  stored (the interface's answer); with \`Prefer: return=representation\`, the body is \`{"jobId"}\`
+  as JSON. A dry run answers its counts.
   Follow a job with \`jobs/status\`, list a merchant's jobs with \`jobs/list\`, what a job cancelled
   with \`jobs/rewards\` (its counts say how many identifiers were not found or not cancellable), or
   receive the webhooks below.

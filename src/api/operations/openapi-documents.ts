@@ -6,6 +6,7 @@ import { registerAdminRoutes } from '../admin/admin-routes.js';
 import type { App } from '../context.js';
 import { createOpenApiApp } from '../http/json-body-validation.js';
 import { registerMerchantRoutes } from '../routes.js';
+import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../schemas.js';
 import { adminDescription, merchantDescription } from './openapi-descriptions.js';
 import { registerHealthRoutes, registerMetricsRoute } from './operations-routes.js';
 
@@ -22,14 +23,17 @@ const { version } = createRequire(import.meta.url)('../../../package.json') as {
 
 export type OpenApiDocument = ReturnType<App['getOpenAPI31Document']>;
 type Operation = NonNullable<NonNullable<OpenApiDocument['paths']>[string]['post']>;
+type MerchantOperation = { method: string; operation: Operation };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /** The signed operations: /api/v1/... and /betSlip (not health). */
-function merchantOperationsOf(document: OpenApiDocument): Operation[] {
+function merchantOperationsOf(document: OpenApiDocument): MerchantOperation[] {
   return Object.entries(document.paths ?? {})
     .filter(([path]) => path.startsWith('/api/v1/') || path === '/betSlip')
-    .flatMap(([, item]) => METHODS.flatMap((method) => (item[method] ? [item[method] as Operation] : [])));
+    .flatMap(([, item]) =>
+      METHODS.flatMap((method) => (item[method] ? [{ method, operation: item[method] as Operation }] : [])),
+    );
 }
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -59,47 +63,41 @@ const merchantHeaders = {
   },
 };
 
+/** The string a version-2 `X-Signature` signs, as the `x-signed-string` extensions name it. */
+const SIGNATURE_V2_SIGNED_STRING = '{t}.{METHOD}.{path with query}.{raw body}';
+
 const signatureV2Parameter = {
   name: 'X-Signature',
   in: 'header' as const,
   required: false,
   description:
-    'Required of merchants on signature version 2, ignored for the others: `t=<epoch ms>,v1=<64 hex>`, the ' +
-    'HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`. Missing, malformed or ' +
-    'wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3.',
+    'Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored ' +
+    'for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with ' +
+    'query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; ' +
+    '`t` outside the window: 401 errorCode 3.',
   schema: {
     type: 'string' as const,
     pattern: '^t=\\d{1,16},v1=[0-9a-fA-F]{64}$',
-    // docs/signing-test-vectors.json, v2 "POST rewards/cancel": the CancelRequest example, sent as is.
-    example: 't=1763679600000,v1=2c30336ef9c23800af19421f6d4e614d6b442a89d10394ba7b9841ca07691702',
+    // A placeholder (schemas.ts); docs/signing-test-vectors.json has a worked example.
+    example: SIGNING_EXAMPLE_PLACEHOLDERS.xSignature,
   },
+  'x-signed-string': SIGNATURE_V2_SIGNED_STRING,
 };
 
-const merchantSecuritySchemes = {
-  merchantSignature: {
-    type: 'apiKey' as const,
-    in: 'header' as const,
-    name: 'X-Signature',
-    description:
-      'The merchant signature. OpenAPI has no scheme for a signature carried in the body, so this scheme is ' +
-      'declared by its one header part and described here. Every request carries `merchantId`, `timestamp` ' +
-      '(epoch ms) and `hash` in its JSON body (query string for GET /betSlip): `hash` = hex HMAC-SHA256, keyed ' +
-      'with the merchant secret, of merchantId immediately followed by the timestamp digits as sent. Merchants on ' +
-      'signature version 2 also send the header `X-Signature: t=<epoch ms>,v1=<hex>`, the HMAC-SHA256 of ' +
-      '`<t>.<METHOD>.<path with query>.<raw body>`; the header is not a fixed key: it is computed per request. ' +
-      'Test vectors: docs/signing-test-vectors.json.',
-    'x-signed-body-fields': ['merchantId', 'timestamp', 'hash'],
-  },
-  webhookSignature: {
-    type: 'apiKey' as const,
-    in: 'header' as const,
-    name: 'webhook-signature',
-    description:
-      'How the service signs the events it POSTs to your endpoint (the `webhooks` of this document), Standard ' +
-      'Webhooks: `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the ' +
-      "base64-decoded part of your endpoint's secret after `whsec_`.",
-  },
-};
+/**
+ * The merchant signature, for generators: OpenAPI has no security scheme for a signature carried in the
+ * body, so the operations declare `security: []` (no header or key a client could set once) and carry
+ * this extension instead, naming the signed fields and the string they sign.
+ */
+const bodySignature = (source: 'body' | 'query') => ({
+  in: source,
+  fields: ['merchantId', 'timestamp', 'hash'],
+  signedString: '{merchantId}{timestamp}',
+  algorithm: 'HMAC-SHA256',
+  key: 'merchant secret',
+  output: 'hash, as hex',
+  version2: { header: 'X-Signature', signedString: SIGNATURE_V2_SIGNED_STRING },
+});
 
 /** One webhook event of the merchant's endpoint (Standard Webhooks). */
 function webhookOperation(type: AnyWebhookEventType) {
@@ -118,7 +116,6 @@ function webhookOperation(type: AnyWebhookEventType) {
         .map((part) => part[0]?.toUpperCase() + part.slice(1))
         .join('')}`,
       summary: `${type}: ${entry.summary}`,
-      security: [{ webhookSignature: [] }],
       description:
         "POSTed to the merchant's webhook URL. Standard Webhooks. " +
         'Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with ' +
@@ -155,6 +152,8 @@ function webhookOperation(type: AnyWebhookEventType) {
           },
         },
       },
+      // Signed by the service (webhook-signature), not by a scheme the merchant's endpoint declares.
+      security: [],
       responses: {
         '2XX': {
           description: 'Delivered. Answer within 10 seconds; anything else is retried (5 s … 10 h), then given up',
@@ -192,11 +191,12 @@ export function buildMerchantDocument(): OpenApiDocument {
     { name: 'Operations', description: 'Health and readiness' },
   ];
   document.components ??= {};
-  document.components.securitySchemes = merchantSecuritySchemes;
   document.components.parameters = { ...document.components.parameters, XSignature: signatureV2Parameter };
   document.components.headers = merchantHeaders;
-  for (const operation of merchantOperationsOf(document)) {
-    operation.security = [{ merchantSignature: [] }];
+  for (const { method, operation } of merchantOperationsOf(document)) {
+    // Signed in the body (or query), not by a header a client could set once: see bodySignature.
+    operation.security = [];
+    Object.assign(operation, { 'x-body-signature': bodySignature(method === 'get' ? 'query' : 'body') });
     operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/XSignature' }];
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
       if ('$ref' in response) continue;

@@ -19,6 +19,8 @@ export function registerHealthRoutes(app: App): void {
       path: '/healthz',
       operationId: 'getHealth',
       tags: ['Operations'],
+      // Unauthenticated: the documents say so rather than leave it unstated.
+      security: [],
       summary: 'Liveness: the process is up',
       responses: {
         200: { description: 'Up', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } } },
@@ -33,6 +35,7 @@ export function registerHealthRoutes(app: App): void {
       path: '/readyz',
       operationId: 'getReadiness',
       tags: ['Operations'],
+      security: [],
       summary: 'Readiness: Postgres and Redis answer',
       responses: {
         200: { description: 'Ready', content: { 'application/json': { schema: ReadinessSchema } } },
@@ -67,6 +70,7 @@ export function registerMetricsRoute(app: App): void {
       path: '/metrics',
       operationId: 'getMetrics',
       tags: ['Operations'],
+      security: [],
       summary: 'Prometheus metrics',
       responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
     }),

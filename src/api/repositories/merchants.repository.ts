@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Executor } from '../../shared/db/client.js';
 import type { Database, Merchant, MerchantStatus, SignatureVersion } from '../../shared/db/schema.js';
-import type { SecretSealer } from '../../shared/secrets/secret-sealer.js';
+import { openStoredSecret, type SecretSealer, SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
 
 export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
   return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
@@ -25,7 +25,7 @@ export async function insertMerchant(
     .values({
       id,
       name: merchant.name,
-      secret_key: secrets.seal(merchant.secretKey, id),
+      secret_key: secrets.seal(merchant.secretKey, id, 'merchants.secret_key'),
       allowed_ips: merchant.allowedIps,
     })
     .returningAll()
@@ -61,25 +61,40 @@ export async function updateMerchant(
 }
 
 /**
- * The current secret becomes the previous one, valid until `previousValidUntil` (still sealed as it
- * was: the same merchant's row). null: the old secret stops at once and is not kept at all.
+ * The current secret becomes the previous one, valid until `previousValidUntil`. null: the old secret
+ * stops at once and is not kept at all. Sealed values are bound to their column, so the old secret is
+ * opened and sealed again for the previous-secret column (the row is locked meanwhile). One that does
+ * not open verified nothing before the rotation either: it is not kept.
  */
 export async function rotateMerchantSecret(
-  db: Executor,
+  trx: Transaction<Database>,
   secrets: SecretSealer,
   merchantId: string,
   newSecretKey: string,
   previousValidUntil: Date | null,
 ): Promise<Merchant | undefined> {
-  return db
+  const current = await lockMerchant(trx, merchantId);
+  if (!current) return undefined;
+  const previous = previousValidUntil === null ? null : resealedAsPrevious(secrets, current);
+  return trx
     .updateTable('merchants')
     .set((eb) => ({
-      previous_secret_key: previousValidUntil === null ? null : eb.ref('secret_key'),
-      previous_secret_valid_until: previousValidUntil,
-      secret_key: secrets.seal(newSecretKey, merchantId),
+      previous_secret_key: previous,
+      previous_secret_valid_until: previous === null ? null : previousValidUntil,
+      secret_key: secrets.seal(newSecretKey, merchantId, 'merchants.secret_key'),
       updated_at: eb.fn('now'),
     }))
     .where('id', '=', merchantId)
     .returningAll()
     .executeTakeFirst();
+}
+
+function resealedAsPrevious(secrets: SecretSealer, merchant: Merchant): string | null {
+  try {
+    const plain = openStoredSecret(secrets, merchant.secret_key, merchant.id, 'merchants.secret_key');
+    return secrets.seal(plain, merchant.id, 'merchants.previous_secret_key');
+  } catch (error) {
+    if (error instanceof SecretUnreadableError) return null;
+    throw error;
+  }
 }

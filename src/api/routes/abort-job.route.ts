@@ -4,6 +4,7 @@ import { JobStatusSchema } from '../../shared/job-status-schema.js';
 import { withdraw, withdrawnAnnounced } from '../../shared/jobs/job-outcome.js';
 import { isFinished, toPublicStatus } from '../../shared/jobs/public-status.js';
 import { requestAbort } from '../../shared/queue/job-abort.js';
+import { jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { findJobStatus, primaryJobRecords } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -12,7 +13,7 @@ import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '.
 const AbortJobRequestSchema = z
   .object({
     ...signedFields,
-    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a cancel answer' }),
+    jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a cancel answer' }),
   })
   .openapi('AbortJobRequest');
 
@@ -64,6 +65,11 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
       (await findJobStatus(redis, shards, primaryJobRecords(db), jobId, config.RETENTION_MS, merchantId)) ?? status,
     );
     if (withdrawn) await withdrawnAnnounced(c.get('deps'), merchantId, after);
+    // Streams of this job on every API process read it again (a withdrawn single cancel has no queue event).
+    await c
+      .get('deps')
+      .jobEvents.announceAborted(jobId, status.operation)
+      .catch((error: unknown) => c.get('logger').warn({ err: error }, 'job event streams not told of the abort'));
     return c.json(after, 200);
   });
 }

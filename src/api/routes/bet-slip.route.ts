@@ -6,20 +6,41 @@ import { timestampSchema, timestampTextSchema } from '../../shared/wire-rules.js
 import { betSlipAnswerJson } from '../bet-slip-answer.js';
 import type { App, AppEnv } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { ErrorBodySchema, jsonBody, merchantErrorResponses } from '../schemas.js';
+import { ErrorBodySchema, hashSchema, jsonBody, merchantErrorResponses } from '../schemas.js';
 import { rawJson } from '../typed-responses.js';
 
 const betSlipFields = {
-  merchantId: z.string().min(1).openapi({ example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b' }),
-  timestamp: timestampSchema().openapi({ description: 'Epoch milliseconds', example: 1763679600000 }),
-  authToken: z.string().min(1).max(1_024).openapi({ description: 'Game session token', example: 'demo-session-token' }),
-  hash: z
+  merchantId: z.string().min(1).openapi({
+    description: 'The merchant; the first part of the signed string (not a registered merchant: 401 errorCode 2)',
+    example: '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b',
+  }),
+  timestamp: timestampSchema().openapi({
+    description:
+      'Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a ' +
+      'string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way.',
+    example: 1763679600000,
+  }),
+  authToken: z
     .string()
-    .openapi({ description: 'hex HMAC-SHA256 of merchantId followed by timestamp (authToken is not signed)' }),
+    .min(1)
+    .max(1_024)
+    .openapi({ description: 'Game session token', example: '<game-session-token>' }),
+  hash: hashSchema(
+    'hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by ' +
+      'the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out.',
+  ),
 };
 
 const BetSlipRequestSchema = z.object(betSlipFields).openapi('BetSlipRequest');
-const BetSlipQuerySchema = z.object({ ...betSlipFields, timestamp: timestampTextSchema() });
+const BetSlipQuerySchema = z.object({
+  ...betSlipFields,
+  timestamp: timestampTextSchema().openapi({
+    description:
+      'Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): up to 16 digits ' +
+      '(leading zeros allowed), at most 9007199254740991; the digits as sent are the second part of the signed string.',
+    example: '1763679600000',
+  }),
+});
 
 const BetSchema = z
   .object({

@@ -4,19 +4,24 @@ import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { previewCancelOfPlayers } from '../repositories/cancellation-preview.repository.js';
-import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import {
-  acceptedResponse,
-  CancelAcceptedSchema,
-  CancelHeadersSchema,
-  enqueueAndAnswer,
-  idempotencyErrorResponses,
-} from './enqueue-cancellation.js';
+  assertListSize,
+  bulkList,
+  dryRunField,
+  identifier,
+  jsonBody,
+  merchantErrorResponses,
+  signedFields,
+} from '../schemas.js';
+import { acceptedResponse, CancelHeadersSchema } from './cancel-answer.js';
+import { enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const BulkCancelByQueryRequestSchema = z
   .object({
     ...signedFields,
-    playerIds: z.array(identifier).openapi({ description: 'Players whose ACTIVE rewards are cancelled' }),
+    playerIds: bulkList(identifier, 1).openapi({
+      description: 'Players whose ACTIVE rewards are cancelled: 1 to 10,000 (BULK_MAX_ITEMS)',
+    }),
     rewardConfigurationId: uuidSchema().nullish().openapi({ description: 'Only rewards of this configuration' }),
     externalRewardConfigurationId: identifier
       .nullish()
@@ -54,11 +59,14 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
     middleware: auth,
     request: { body: jsonBody(BulkCancelByQueryRequestSchema), headers: CancelHeadersSchema },
     responses: {
-      200: {
-        ...acceptedResponse,
-        description: `${acceptedResponse.description} A dry run (\`dryRun: true\`) queues nothing and answers the counts instead (schema BulkCancelByQueryDryRun), whatever Prefer says.`,
-        content: { 'application/json': { schema: z.union([CancelAcceptedSchema, BulkCancelByQueryDryRunSchema]) } },
-      },
+      200: acceptedResponse(app, {
+        when: 'dryRun: true',
+        name: 'BulkCancelByQueryDryRun',
+        schema: BulkCancelByQueryDryRunSchema,
+        description:
+          'A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelByQueryDryRun), ' +
+          'without X-Job-Id, whatever Prefer says.',
+      }),
       ...idempotencyErrorResponses,
       ...merchantErrorResponses,
     },

@@ -4,23 +4,35 @@ import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { previewCancelByIdentifiers } from '../repositories/cancellation-preview.repository.js';
-import { assertListSize, dryRunField, identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import {
-  acceptedResponse,
-  CancelAcceptedSchema,
-  CancelHeadersSchema,
-  enqueueAndAnswer,
-  idempotencyErrorResponses,
-} from './enqueue-cancellation.js';
+  assertListSize,
+  bulkList,
+  dryRunField,
+  identifier,
+  jsonBody,
+  merchantErrorResponses,
+  signedFields,
+} from '../schemas.js';
+import { acceptedResponse, CancelHeadersSchema } from './cancel-answer.js';
+import { enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const BulkCancelRequestSchema = z
   .object({
     ...signedFields,
-    ids: z.array(uuidSchema()).nullish().openapi({ description: 'Reward ids' }),
-    externalIds: z.array(identifier).nullish().openapi({ description: 'Merchant-defined reward ids' }),
+    ids: bulkList(uuidSchema(), 0).nullish().openapi({ description: 'Reward ids' }),
+    externalIds: bulkList(identifier, 0).nullish().openapi({ description: 'Merchant-defined reward ids' }),
     dryRun: dryRunField,
   })
-  .openapi('BulkCancelRequest');
+  .openapi('BulkCancelRequest', {
+    description:
+      'ids and externalIds together hold 1 to 10,000 entries (BULK_MAX_ITEMS; each list alone is at most that, ' +
+      'their sum is checked too): at least one list is non-empty. Absent or null lists count as empty.',
+    // At least one entry (the route's assertListSize): one of the lists is a non-empty array.
+    anyOf: [
+      { required: ['ids'], properties: { ids: { type: 'array', minItems: 1 } } },
+      { required: ['externalIds'], properties: { externalIds: { type: 'array', minItems: 1 } } },
+    ],
+  });
 
 const count = (description: string) => z.number().int().nonnegative().openapi({ description });
 
@@ -51,11 +63,14 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
     middleware: auth,
     request: { body: jsonBody(BulkCancelRequestSchema), headers: CancelHeadersSchema },
     responses: {
-      200: {
-        ...acceptedResponse,
-        description: `${acceptedResponse.description} A dry run (\`dryRun: true\`) queues nothing and answers the counts instead (schema BulkCancelDryRun), whatever Prefer says.`,
-        content: { 'application/json': { schema: z.union([CancelAcceptedSchema, BulkCancelDryRunSchema]) } },
-      },
+      200: acceptedResponse(app, {
+        when: 'dryRun: true',
+        name: 'BulkCancelDryRun',
+        schema: BulkCancelDryRunSchema,
+        description:
+          'A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelDryRun), ' +
+          'without X-Job-Id, whatever Prefer says.',
+      }),
       ...idempotencyErrorResponses,
       ...merchantErrorResponses,
     },

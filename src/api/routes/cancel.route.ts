@@ -3,32 +3,40 @@ import { singleCancelDeduplicationKey } from '../../shared/single-cancels/member
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { identifier, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 import {
-  acceptedResponse,
-  CancelAcceptedSchema,
-  CancelHeadersSchema,
-  enqueueAndAnswer,
-  idempotencyErrorResponses,
-} from './enqueue-cancellation.js';
+  identifier,
+  jsonBody,
+  merchantErrorResponses,
+  SIGNING_EXAMPLE_PLACEHOLDERS,
+  signedFields,
+} from '../schemas.js';
+import { acceptedResponse, CancelHeadersSchema } from './cancel-answer.js';
+import { enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
 
 const CancelRequestSchema = z
   .object({
     ...signedFields,
     id: uuidSchema().nullish().openapi({ description: 'Reward id (exactly one of id or externalId)' }),
-    externalId: identifier.nullish().openapi({ description: 'Merchant-defined reward id' }),
+    externalId: identifier
+      .nullish()
+      .openapi({ description: 'Merchant-defined reward id (exactly one of id or externalId)' }),
   })
   .refine((body) => (body.id == null) !== (body.externalId == null), {
     message: 'exactly one of id or externalId is required',
     path: ['id'],
   })
   .openapi('CancelRequest', {
-    // The v2 vector "POST rewards/cancel" of docs/signing-test-vectors.json: with the X-Signature example,
-    // a request that verifies for the demo merchant (secret demo-secret-key-change-me).
+    // The refinement above, as the document states it: exactly one of the two is a string (null is absent).
+    oneOf: [
+      { required: ['id'], properties: { id: { type: 'string' } } },
+      { required: ['externalId'], properties: { externalId: { type: 'string' } } },
+    ],
+    // Placeholders where the signature goes (schemas.ts): with the vector's values in their place, the
+    // v2 vector "POST rewards/cancel" of docs/signing-test-vectors.json (a test checks).
     example: {
-      merchantId: '00000000-0000-4000-8000-000000000001',
+      merchantId: SIGNING_EXAMPLE_PLACEHOLDERS.merchantId,
       timestamp: 1763679600000,
-      hash: '3ccacfc209e852fb256c6572b2ea27b169d22dd9f1eb5c3a1dd6b446cef5bc78',
+      hash: SIGNING_EXAMPLE_PLACEHOLDERS.hash,
       externalId: 'demo-reward-1',
     },
   });
@@ -46,7 +54,7 @@ export function registerCancel(app: App, auth: MerchantRouteMiddleware): void {
     middleware: auth,
     request: { body: jsonBody(CancelRequestSchema), headers: CancelHeadersSchema },
     responses: {
-      200: { ...acceptedResponse, content: { 'application/json': { schema: CancelAcceptedSchema } } },
+      200: acceptedResponse(app),
       ...idempotencyErrorResponses,
       ...merchantErrorResponses,
     },

@@ -1,18 +1,12 @@
-import { z } from '@hono/zod-openapi';
-import type { Context, TypedResponse } from 'hono';
+import type { Context } from 'hono';
 import type { Operation } from '../../shared/queue/job-catalogue.js';
 import { runInContext } from '../../shared/telemetry/trace-context.js';
 import type { AppEnv } from '../context.js';
-import {
-  claimIdempotencyKey,
-  claimSignatureReplay,
-  type IdempotencyClaim,
-  IdempotencyHeadersSchema,
-  requestFingerprint,
-} from '../idempotency.js';
+import { claimIdempotencyKey, claimSignatureReplay, type HeldRecord, requestFingerprint } from '../idempotency.js';
 import { isStoreOutcomeUnknown, type OperationPayload } from '../jobs/producer.js';
+import { isJobStored } from '../jobs/stored-job.js';
 import { errorResponse } from '../schemas.js';
-import { emptyOk } from '../typed-responses.js';
+import { type AcceptedOk, accepted } from './cancel-answer.js';
 
 /** What the route validated: the body (the fields an idempotency key is bound to) and the key, if sent. */
 export interface CancelRequest {
@@ -20,50 +14,9 @@ export interface CancelRequest {
   idempotencyKey: string | undefined;
 }
 
-/** The body of a cancel's 200 (unless `Prefer: return=minimal`). */
-export const CancelAcceptedSchema = z
-  .object({
-    jobId: z.string().openapi({
-      description: 'Id of the cancellation job, also in the X-Job-Id header; see POST /api/v1/integration/jobs/status',
-      example: '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f',
-    }),
-  })
-  .openapi('CancelAccepted');
-
-/** What a cancel route answers once its job is stored: `{jobId}`, or nothing on request. */
-export type AcceptedOk = Response & TypedResponse<{ jobId: string }, 200, 'json'>;
-
-/** The headers of the three cancel routes: Idempotency-Key, and `Prefer: return=minimal` for the interface's empty 200. */
-export const CancelHeadersSchema = IdempotencyHeadersSchema.extend({
-  prefer: z
-    .string()
-    .optional()
-    .openapi({
-      description:
-        "`return=minimal`: answer 200 with an empty body (the interface's answer), the job id only in X-Job-Id; " +
-        'the answer then carries `Preference-Applied: return=minimal`. Without it the body is `{"jobId": ...}`.',
-      example: 'return=minimal',
-    }),
-});
-
-/** RFC 7240: a `Prefer` header holds comma-separated preferences; `return=minimal` is the one read here. */
-function prefersMinimal(prefer: string | undefined): boolean {
-  return prefer?.split(',').some((item) => item.trim().toLowerCase() === 'return=minimal') ?? false;
-}
-
-function accepted(c: Context<AppEnv>, jobId: string): AcceptedOk {
-  c.set('jobId', jobId);
-  c.header('X-Job-Id', jobId);
-  if (prefersMinimal(c.req.header('prefer'))) {
-    c.header('Preference-Applied', 'return=minimal');
-    return emptyOk(c) as unknown as AcceptedOk;
-  }
-  return c.json({ jobId }, 200) as AcceptedOk;
-}
-
 /**
- * The common end of the three cancel routes: store the job, then answer 200 with `{jobId}` (empty
- * with `Prefer: return=minimal`) and the job id in X-Job-Id. Nothing is answered 200 before Redis has stored the job. A repeat of a stored request
+ * The common end of the three cancel routes: store the job, then answer 200 with the job id in X-Job-Id
+ * (cancel-answer.ts says in which form). Nothing is answered 200 before Redis has stored the job. A repeat of a stored request
  * answers the stored job id instead, and queues nothing: a repeat under the same Idempotency-Key, and
  * a version-2 request sent again with the same X-Signature (its replay record, idempotency.ts), which
  * the header itself cannot be changed to avoid (it is not signed).
@@ -77,12 +30,26 @@ export async function enqueueAndAnswer<N extends Operation>(
 ): Promise<AcceptedOk> {
   const { producer, config, shards } = c.get('deps');
   // A bulk job's id is chosen before anything is stored, so a record can name it even if the store times out.
-  const plannedJobId = name === 'cancel' ? undefined : shards.newJobId(c.get('merchant').id);
-  const claims = await claimRecords(c, name, request, plannedJobId);
+  const claims = await claimRecords(
+    c,
+    name,
+    request,
+    name === 'cancel' ? undefined : shards.newJobId(c.get('merchant').id),
+  );
   if ('replayedJobId' in claims) {
     c.header('Idempotent-Replayed', 'true');
     return accepted(c, claims.replayedJobId);
   }
+  // A retry of a store whose outcome is unknown (jobs/stored-job.ts): the job stored under its id is
+  // answered as a replay; else this request stores it under that id now, below.
+  const { plannedJobId } = claims;
+  if (claims.unsettled && plannedJobId !== undefined && (await isJobStored(c, name, plannedJobId))) {
+    await completeAll(c, claims.held, plannedJobId);
+    c.header('Idempotent-Replayed', 'true');
+    return accepted(c, plannedJobId);
+  }
+  if (claims.unsettled)
+    c.get('logger').info({ jobId: plannedJobId }, 'earlier store of this job not found: storing it');
 
   let jobId: string;
   try {
@@ -102,71 +69,103 @@ export async function enqueueAndAnswer<N extends Operation>(
     if (enqueued.shared) c.get('logger').info({ jobId, operation: name }, 'identical waiting request: job shared');
   } catch (error) {
     // The job may be stored under its planned id (a timeout): the records keep naming it, so a retry
-    // answers that id and never queues a second job. Certainly not stored: the records are freed, so
-    // the merchant's retry is not refused as in flight.
+    // finds it there or stores it under that id, and never queues a second job. Certainly not stored:
+    // the records are freed (but those naming an earlier unsettled store's id), so the merchant's retry
+    // is not refused as in flight.
     if (plannedJobId === undefined || !isStoreOutcomeUnknown(error)) await releaseAll(c, claims.held);
     throw error;
   }
   // The job is stored and will run: the answer is 200 even if a record cannot be written (a planned
-  // id's pending record answers it anyway; a single cancel's expires within 30 s, after which a repeat
-  // could queue a second single cancel, which changes nothing more). Logged.
+  // id's pending record leads a retry to the job stored under it; a single cancel's expires within 30 s,
+  // after which a repeat could queue a second single cancel, which changes nothing more). Logged.
+  await completeAll(c, claims.held, jobId);
+  return accepted(c, jobId);
+}
+
+async function completeAll(c: Context<AppEnv>, held: HeldRecord[], jobId: string): Promise<void> {
   await Promise.all(
-    claims.held.map((claim) =>
+    held.map((claim) =>
       claim.complete(jobId).catch((recordError: unknown) => {
         c.get('logger').warn({ err: recordError, jobId }, 'idempotency record not written');
       }),
     ),
   );
-  return accepted(c, jobId);
 }
 
-type HeldClaim = Exclude<IdempotencyClaim, { replayedJobId: string }>;
+/** The records a request holds, and the job id it stores its job under. */
+interface HeldRecords {
+  held: HeldRecord[];
+  plannedJobId: string | undefined;
+  /** A record named the id of an earlier store whose outcome is unknown: plannedJobId is that id. */
+  unsettled: boolean;
+}
 
 /**
  * The records this request is answered from when it is sent again: its X-Signature's (version 2) and
  * its Idempotency-Key's. Either one naming a job makes the request a replay of that job (the other
- * record, if held, is completed with it).
+ * record, if held, is completed with it). One naming an unsettled store's id makes that id this
+ * request's planned id, and the records already held name it too: every record of the request leads
+ * to the one job.
  */
 async function claimRecords(
   c: Context<AppEnv>,
   name: Operation,
   request: CancelRequest,
-  plannedJobId: string | undefined,
-): Promise<{ replayedJobId: string } | { held: HeldClaim[] }> {
+  freshJobId: string | undefined,
+): Promise<{ replayedJobId: string } | HeldRecords> {
   const { config, redis, shards } = c.get('deps');
-  const store = { redis, layout: shards, timeoutMs: config.ENQUEUE_TIMEOUT_MS };
+  const store = {
+    redis,
+    layout: shards,
+    timeoutMs: config.ENQUEUE_TIMEOUT_MS,
+    recordsPerMerchant: {
+      idempotencyKeys: config.IDEMPOTENCY_RECORDS_PER_MERCHANT,
+      signatureReplays: config.SIGNATURE_REPLAY_RECORDS_PER_MERCHANT,
+    },
+  };
   const merchantId = c.get('merchant').id;
   const signature = c.get('bodyBoundSignature');
+  let plannedJobId = freshJobId;
+  let unsettled = false;
   // Nothing to claim (a version-1 request without an Idempotency-Key, the common case): no fingerprint.
-  if (!signature && request.idempotencyKey === undefined) return { held: [] };
+  if (!signature && request.idempotencyKey === undefined) return { held: [], plannedJobId, unsettled };
   const fingerprint = requestFingerprint(name, request.fields);
-  const held: HeldClaim[] = [];
+  const held: HeldRecord[] = [];
   try {
     const claims = [
       signature &&
-        (() =>
-          claimSignatureReplay(store, merchantId, signature, config.SIGNATURE_WINDOW_MS, fingerprint, plannedJobId)),
+        ((planned: string | undefined) =>
+          claimSignatureReplay(store, merchantId, signature, config.SIGNATURE_WINDOW_MS, fingerprint, planned)),
       request.idempotencyKey !== undefined &&
-        (() => claimIdempotencyKey(store, merchantId, request.idempotencyKey as string, fingerprint, plannedJobId)),
+        ((planned: string | undefined) =>
+          claimIdempotencyKey(store, merchantId, request.idempotencyKey as string, fingerprint, planned)),
     ];
     for (const claimNext of claims) {
       if (!claimNext) continue;
-      const claim = await claimNext();
+      const claim = await claimNext(plannedJobId);
       if (claim.replayedJobId !== undefined) {
         const replayedJobId = claim.replayedJobId;
         await Promise.all(held.map((mine) => mine.complete(replayedJobId).catch(() => {})));
         return { replayedJobId };
       }
       held.push(claim);
+      const inherited = claim.unsettledJobId;
+      if (inherited === undefined || unsettled) continue;
+      // Records held before name this request's fresh id, which no store has used: they now name the
+      // unsettled one. (Two unsettled ids in one request's records, each from its own timed-out first
+      // request with the same fields, cannot both be settled: the first one found is.)
+      for (const mine of held) if (mine !== claim) await mine.adopt(inherited);
+      plannedJobId = inherited;
+      unsettled = true;
     }
   } catch (error) {
     await releaseAll(c, held);
     throw error;
   }
-  return { held };
+  return { held, plannedJobId, unsettled };
 }
 
-async function releaseAll(c: Context<AppEnv>, held: HeldClaim[]): Promise<void> {
+async function releaseAll(c: Context<AppEnv>, held: HeldRecord[]): Promise<void> {
   await Promise.all(
     held.map((claim) =>
       claim.release().catch((releaseError: unknown) => {
@@ -175,25 +174,6 @@ async function releaseAll(c: Context<AppEnv>, held: HeldClaim[]): Promise<void> 
     ),
   );
 }
-
-export const acceptedResponse = {
-  description:
-    'Accepted: the job is stored and will run. Body `{"jobId": ...}` (schema CancelAccepted); with ' +
-    '`Prefer: return=minimal` an empty body (Content-Length: 0) and `Preference-Applied: return=minimal`. ' +
-    'The job id is in X-Job-Id either way. A repeat under the same Idempotency-Key, or a ' +
-    "version-2 request sent again with the same X-Signature, answers the first request's job id with " +
-    'Idempotent-Replayed: true.',
-  headers: {
-    'X-Job-Id': {
-      description: 'Id of the cancellation job; see POST /api/v1/integration/jobs/status',
-      schema: { type: 'string' as const },
-    },
-    'Idempotent-Replayed': {
-      description: 'true when this answer repeats an earlier request (same Idempotency-Key, or same X-Signature)',
-      schema: { type: 'string' as const, enum: ['true'] },
-    },
-  },
-};
 
 /** The answers an Idempotency-Key adds to a cancel route. */
 export const idempotencyErrorResponses = {

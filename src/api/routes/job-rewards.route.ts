@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { hasDeferredSlices, listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
-import { uuidSchema } from '../../shared/wire-rules.js';
+import { jobIdSchema, uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { readJobListingPage } from '../jobs/job-listing-page.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -13,7 +13,7 @@ const DEFAULT_PAGE = 1_000;
 const JobRewardsRequestSchema = z
   .object({
     ...signedFields,
-    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a cancel answer' }),
+    jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a cancel answer' }),
     after: uuidSchema().nullish().openapi({ description: "The previous page's `next`; absent for the first page" }),
     limit: z
       .number()

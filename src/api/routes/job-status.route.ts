@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors.js';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
 import { toPublicStatus } from '../../shared/jobs/public-status.js';
+import { jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -10,7 +11,7 @@ import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '.
 const JobStatusRequestSchema = z
   .object({
     ...signedFields,
-    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a cancel answer' }),
+    jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a cancel answer' }),
   })
   .openapi('JobStatusRequest');
 

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { IDENTIFIER_MAX_LENGTH, jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import { readJobListingPage } from '../jobs/job-listing-page.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -14,14 +15,14 @@ const outcomes = ['notFound', 'notCancellable', 'alreadyCancelled'] as const;
 const UnappliedCursorSchema = z
   .object({
     kind: z.enum(kinds),
-    identifier: z.string().min(1).max(255),
+    identifier: z.string().min(1).max(IDENTIFIER_MAX_LENGTH),
   })
   .openapi('UnappliedCursor', { description: 'Where a page starts: the `next` of the page before, as it came' });
 
 const JobUnappliedRequestSchema = z
   .object({
     ...signedFields,
-    jobId: z.string().min(1).max(128).openapi({ description: 'The X-Job-Id of a bulkCancel answer' }),
+    jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a bulkCancel answer' }),
     after: UnappliedCursorSchema.nullish().openapi({
       description: "The previous page's `next`; absent for the first page",
     }),

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { configurationStatuses, rewardTypes } from '../../shared/db/schema.js';
-import { hasNoNul, IDENTIFIER_MAX_LENGTH, NO_NUL_MESSAGE } from '../../shared/wire-rules.js';
+import { IDENTIFIER_MAX_LENGTH, withoutNul } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { readAllCacheKey } from '../read-all-cache.js';
@@ -13,16 +13,20 @@ import { rawJson } from '../typed-responses.js';
 const ReadAllRequestSchema = z
   .object({
     ...signedFields,
-    name: z
-      .string()
-      .max(IDENTIFIER_MAX_LENGTH)
-      .refine(hasNoNul, NO_NUL_MESSAGE)
+    name: withoutNul(z.string().max(IDENTIFIER_MAX_LENGTH))
       .nullish()
       .openapi({ description: 'Case-insensitive substring of the name' }),
     status: z.enum(configurationStatuses).nullish(),
     rewardType: z.enum(rewardTypes).nullish(),
     limit: z.number().int().min(1).max(1_000).nullish().openapi({ description: 'Page size (beyond the interface)' }),
-    offset: z.number().int().min(0).nullish().openapi({ description: 'Matches to skip (beyond the interface)' }),
+    // Stated, not new: zod's int() has always stopped at the largest safe integer.
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .nullish()
+      .openapi({ description: 'Matches to skip (beyond the interface)' }),
   })
   .openapi('ReadAllRequest');
 

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Executor } from '../../shared/db/client.js';
 import { AppError } from '../../shared/errors.js';
-import { checkWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
+import { checkWebhookUrl, displayableWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
 import { type WebhookEventType, webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
 import { generateWebhookSecret } from '../../shared/webhooks/webhook-signature.js';
 import {
@@ -37,8 +37,9 @@ export const webhookUrlSchema = z
   .max(2_048)
   .openapi({
     description:
-      'http or https. Loopback, private, link-local and other internal addresses are refused, when the URL is ' +
-      'set and again, after resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)',
+      'http or https, without user information (`user:password@` is refused). Loopback, private, link-local and ' +
+      'every other special-purpose address (the IANA registries) are refused, when the URL is set and again, after ' +
+      'resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)',
     example: 'https://merchant.example/webhooks/rewards',
   });
 
@@ -77,7 +78,9 @@ export async function applyWebhookSettings(
       await audit(c, trx, {
         action: 'webhook.put',
         target: merchantId,
-        before: before ? { url: before.url, events: before.events } : null,
+        // Nothing secret in the log: no signing secret, and no user information a URL stored before it
+        // was refused may still carry.
+        before: before ? { url: displayableWebhookUrl(before.url), events: before.events } : null,
         after: { url: webhook.url, events: webhook.events },
       });
     });
@@ -101,7 +104,7 @@ export async function removeWebhookSettings(
         await audit(c, trx, {
           action: 'webhook.delete',
           target: merchantId,
-          before: before ? { url: before.url, events: before.events } : null,
+          before: before ? { url: displayableWebhookUrl(before.url), events: before.events } : null,
         });
       }
       return deleted;
@@ -114,7 +117,7 @@ const epochMs = (description: string) => z.number().int().nullable().openapi({ d
 
 /** The fields of a webhook's status answer (never its secret). */
 export const webhookStatusFields = {
-  url: z.string(),
+  url: z.string().openapi({ description: 'The URL, never with user information' }),
   events: z.array(z.enum(webhookEventTypes)),
   enabled: z
     .boolean()
@@ -134,7 +137,7 @@ export const webhookStatusFields = {
 
 export function webhookStatusAnswer(webhook: WebhookStatus) {
   return {
-    url: webhook.url,
+    url: displayableWebhookUrl(webhook.url),
     events: webhook.events,
     enabled: webhook.disabledAt === null,
     failingSince: webhook.failingSince?.getTime() ?? null,

@@ -17,6 +17,7 @@ end
 return 0
 `;
 
-export async function recordJobOwner(redis: RedisConnection, jobHashKey: string, merchantId: string): Promise<void> {
-  await redis.eval(RECORD_OWNER, 1, jobHashKey, JOB_OWNER_FIELD, merchantId.toLowerCase());
+/** True when the job's hash exists (and now names its owner); false when there is no such job. */
+export async function recordJobOwner(redis: RedisConnection, jobHashKey: string, merchantId: string): Promise<boolean> {
+  return (await redis.eval(RECORD_OWNER, 1, jobHashKey, JOB_OWNER_FIELD, merchantId.toLowerCase())) === 1;
 }

@@ -192,6 +192,16 @@ export function signatureReplayKey(prefix: string, merchantId: string, signature
 }
 
 /**
+ * How many records of one kind a merchant has made per bucket of time (a hash of bucket → count,
+ * api/record-count.ts): kind `i` its Idempotency-Key records, `sig` its version-2 replay records. Under
+ * the merchant's own keys, in the slot of the records it counts. Lifetime: the records' own and one
+ * bucket (a 24th of it), refreshed at each record made.
+ */
+export function merchantRecordCountKey(prefix: string, merchantId: string, kind: 'i' | 'sig'): string {
+  return `${prefix}:merchant:${merchantId.toLowerCase()}:records:${kind}`;
+}
+
+/**
  * A merchant's webhook events not yet finished (a sorted set of event ids scored by when each was
  * queued, webhook-pending.ts): the pending cap counts it and gives up its oldest. An event leaves at
  * its final outcome. Lifetime: keyLifetimes.webhookPendingMs, refreshed at every new event.

@@ -5,7 +5,7 @@ import { resealSecrets } from './reseal-secrets.js';
 
 /**
  * `npm run secrets:reseal` (built: `node dist/shared/secrets/reseal-secrets.cli.js`): seals every
- * stored secret again under the first key of SECRETS_KEYS, printing progress per batch. Run it with
+ * stored secret again under the first key of SECRETS_KEYS, bound to its merchant and column, printing progress per batch. Run it with
  * the same ring as the services, after a new key has been put first (docs/operations.md).
  */
 const config = loadConfigOrExit();
@@ -13,7 +13,7 @@ const ring = keyRingFromConfig(config);
 const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 1, applicationName: 'rewards-reseal' });
 
 try {
-  process.stdout.write(`resealing every stored secret under key "${ring.currentKid}"\n`);
+  process.stdout.write(`resealing every stored secret under key "${ring.currentKid}", bound to merchant and column\n`);
   const report = await resealSecrets(db, ring, {
     onProgress: ({ table, scanned, changed }) =>
       process.stdout.write(`${table}: ${scanned} rows read, ${changed} rewritten\n`),

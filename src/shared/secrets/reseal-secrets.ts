@@ -1,15 +1,17 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/client.js';
 import type { Database } from '../db/schema.js';
-import { openStoredSecret, type SecretSealer } from './secret-sealer.js';
+import { openStoredSecret, type SecretColumn, type SecretSealer } from './secret-sealer.js';
 
 /**
- * `npm run secrets:reseal`: every stored secret sealed again under the ring's first key, batch by
+ * `npm run secrets:reseal`: every stored secret sealed again under the ring's first key, in the
+ * current form (bound to its merchant and its column), batch by
  * batch. Each batch is one short transaction over at most `batchSize` rows, walked in id order
  * (keyset, never OFFSET), its rows locked only while they are rewritten. Safe while requests are
  * served: a row is either still under its old key or already under the new one, and the ring opens
  * both, so no signature stops verifying. Along the way:
  * - a value stored before sealing existed (plain text) is sealed;
+ * - a value sealed in the older form (bound to the merchant only) is sealed again bound to its column;
  * - a previous merchant secret whose validity has ended is cleared (key and date);
  * - a value sealed under a key the ring does not hold stops the run with an error naming the kid:
  *   the old key must stay in SECRETS_KEYS until the reseal has finished.
@@ -48,12 +50,18 @@ interface SealCounts {
   plainSealed: number;
 }
 
-/** The stored text sealed under the current key, or null when it is there already. */
-function resealed(sealer: SecretSealer, stored: string, merchantId: string, counts: SealCounts): string | null {
-  if (sealer.isSealedWithCurrentKey(stored)) return null;
+/** The stored text sealed in the current form and key, or null when it is so already. */
+function resealed(
+  sealer: SecretSealer,
+  stored: string,
+  merchantId: string,
+  column: SecretColumn,
+  counts: SealCounts,
+): string | null {
+  if (sealer.isSealedInCurrentForm(stored)) return null;
   if (sealer.isSealed(stored)) counts.resealed++;
   else counts.plainSealed++;
-  return sealer.seal(openStoredSecret(sealer, stored, merchantId), merchantId);
+  return sealer.seal(openStoredSecret(sealer, stored, merchantId, column), merchantId, column);
 }
 
 /**
@@ -97,7 +105,7 @@ async function resealMerchants(
         .execute();
       const changes: Array<{ id: string; secret: string; previous: string | null; clear: boolean }> = [];
       for (const row of rows) {
-        const secret = resealed(sealer, row.secret_key, row.id, counts);
+        const secret = resealed(sealer, row.secret_key, row.id, 'merchants.secret_key', counts);
         // Expired by the database's clock, as every other expiry; kept no longer than it verifies.
         const expired =
           row.previous_secret_key !== null &&
@@ -106,7 +114,7 @@ async function resealMerchants(
         const previous =
           row.previous_secret_key === null || expired
             ? null
-            : resealed(sealer, row.previous_secret_key, row.id, counts);
+            : resealed(sealer, row.previous_secret_key, row.id, 'merchants.previous_secret_key', counts);
         if (secret !== null || previous !== null || expired) {
           changes.push({
             id: row.id,
@@ -162,7 +170,7 @@ async function resealWebhooks(
         .execute();
       const changes: Array<{ id: string; secret: string }> = [];
       for (const row of rows) {
-        const secret = resealed(sealer, row.secret, row.merchant_id, counts);
+        const secret = resealed(sealer, row.secret, row.merchant_id, 'merchant_webhooks.secret', counts);
         if (secret !== null) changes.push({ id: row.merchant_id, secret });
       }
       if (changes.length > 0) {

@@ -1,60 +1,61 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Where a webhook may be sent. A merchant chooses the URL, and the worker that POSTs to it sits inside
  * the service's network: without this guard a webhook could reach the database, Redis, a cloud
  * metadata endpoint or anything else only the service can see (server-side request forgery).
  *
- * Two checks, both switched off by WEBHOOK_ALLOW_PRIVATE (development and tests):
+ * Two checks; WEBHOOK_ALLOW_PRIVATE (development and tests) switches off the address and port rules, never
+ * the one on user information:
  * - when the URL is set: http or https only, on port 80 or 443 (an internal service listens on any other
- *   port of a public-looking address, such as a load balancer's), and a host given as an IP address (or
- *   `localhost`) must not be an internal address;
- * - at every delivery: every address the host name resolves to must be public, and the connection goes
- *   to the address that was checked (a name re-pointed at an internal address after it was set, DNS
- *   rebinding, is caught here).
+ *   port of a public-looking address, such as a load balancer's), no user information (`user:pass@`, a
+ *   credential that would be stored, shown and logged in clear), and a host given as an IP address (or
+ *   `localhost`) must not be a special-purpose address;
+ * - at every delivery: the same rules for the stored URL, and every address the host name resolves to
+ *   must be an ordinary unicast one, and the connection goes to the address that was checked (a name
+ *   re-pointed at an internal address after it was set, DNS rebinding, is caught here).
  */
-
-const refused = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this network", the unspecified address
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT (shared address space)
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata endpoints
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  refused.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible addresses
-  ['fc00::', 7], // unique-local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-  // Ranges that carry an IPv4 address inside an IPv6 one, so a gateway or relay would forward to it
-  // (possibly an internal one): refused whole rather than judged by the address they carry.
-  ['64:ff9b::', 96], // NAT64, well-known prefix (RFC 6052)
-  ['64:ff9b:1::', 48], // NAT64, local-use prefix (RFC 8215)
-  ['2002::', 16], // 6to4 (RFC 3056)
-  ['2001::', 32], // Teredo (RFC 4380)
-] as const) {
-  refused.addSubnet(network, prefix, 'ipv6');
-}
 
 /**
- * True for an address a webhook must not reach. IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) are
- * judged as the IPv4 address they carry. Anything that is not an IP address is refused too.
+ * IPv6 special-purpose ranges of the IANA registry that ipaddr.js 2.5.0 does not name (its `range()`
+ * answers 'unicast' for them), and the IPv4-compatible form it does not name either.
  */
+const UNNAMED_IPV6_RANGES: ReadonlyArray<[ipaddr.IPv6, number]> = [
+  // Dummy IPv6 prefix (RFC 9780): never routed on the Internet.
+  [ipaddr.IPv6.parse('100:0:0:1::'), 64],
+  // The deprecated IPv4-compatible addresses (RFC 4291 §2.5.5.1), `::a.b.c.d`: some stacks still
+  // reach the IPv4 address inside (`::7f00:1` is 127.0.0.1 to them).
+  [ipaddr.IPv6.parse('::'), 96],
+];
+/** Global unicast (RFC 4291, IANA's IPv6 address space): everything outside it is unassigned or special. */
+const GLOBAL_UNICAST: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3];
+
+/**
+ * The special-purpose range an address falls in ('unicast' for an ordinary public address), as
+ * ipaddr.js names the IANA registries' ranges: private, loopback, link-local, carrier-grade NAT,
+ * reserved and documentation ranges, multicast, broadcast, AS112, AMT, and for IPv6 also unique-local,
+ * discard (`100::/64`), the translated forms (`::ffff:0:0/96`, RFC 6145; `64:ff9b::/96` and
+ * `64:ff9b:1::/48`, RFC 6052/8215), 6to4, Teredo, ORCHID, benchmarking, segment routing and the rest. An
+ * IPv4-mapped address (`::ffff:10.0.0.1`) is judged as the IPv4 address it carries. Anything that is
+ * not an IP address at all is 'invalid'.
+ */
+export function addressRange(address: string): string {
+  if (isIP(address) === 0) return 'invalid';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return parsed.range();
+  const ipv6 = parsed as ipaddr.IPv6;
+  if (ipv6.isIPv4MappedAddress()) return ipv6.toIPv4Address().range();
+  const named = ipv6.range();
+  if (named !== 'unicast') return named;
+  if (UNNAMED_IPV6_RANGES.some((range) => ipv6.match(range))) return 'reserved';
+  return ipv6.match(GLOBAL_UNICAST) ? 'unicast' : 'reserved';
+}
+
+/** True for an address a webhook must not reach: any range but ordinary unicast. */
 export function isRefusedAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return refused.check(address, family === 6 ? 'ipv6' : 'ipv4');
+  return addressRange(address) !== 'unicast';
 }
 
 /** Host names that always mean this machine (RFC 6761), whatever a resolver says. */
@@ -86,10 +87,8 @@ export function checkWebhookUrl(input: string, allowPrivate: boolean): WebhookUr
     return { ok: false, reason: 'must use http or https' };
   }
   if (url.hash !== '') return { ok: false, reason: 'must not have a fragment' };
-  // Credentials in the URL would be stored and shown with it (the admin view, the audit log): refused,
-  // whatever the address. The reason does not repeat them.
-  if (url.username !== '' || url.password !== '')
-    return { ok: false, reason: 'must not carry a user name or password' };
+  // Even where private addresses are allowed: a credential in the URL would be stored and shown in clear.
+  if (hasUserInformation(url)) return { ok: false, reason: USER_INFORMATION_REFUSED };
   if (!allowPrivate) {
     const host = bareHost(url);
     if (isLocalhostName(host) || (isIP(host) !== 0 && isRefusedAddress(host))) {
@@ -98,6 +97,34 @@ export function checkWebhookUrl(input: string, allowPrivate: boolean): WebhookUr
     if (!isWebPort(url)) return { ok: false, reason: 'must use port 80 or 443' };
   }
   return { ok: true, url: url.href };
+}
+
+const USER_INFORMATION_REFUSED =
+  'must not carry user information (user:password@): authenticate the webhook by its signature';
+
+function hasUserInformation(url: URL): boolean {
+  return url.username !== '' || url.password !== '';
+}
+
+/**
+ * The URL as it may be shown (admin answers, the audit log): without user information, which a URL
+ * stored before that was refused may still carry.
+ */
+export function displayableWebhookUrl(stored: string): string {
+  try {
+    const url = new URL(stored);
+    if (!hasUserInformation(url)) return stored;
+    url.username = '';
+    url.password = '';
+    return url.href;
+  } catch {
+    return stored;
+  }
+}
+
+/** The delivery-time check for user information: throws RefusedUserInformationError. */
+export function assertNoUserInformation(url: URL): void {
+  if (hasUserInformation(url)) throw new RefusedUserInformationError();
 }
 
 /** Port 80 or 443, written or implied by the scheme (the URL parser drops a scheme's default port). */
@@ -120,6 +147,13 @@ export class RefusedAddressError extends Error {
 export class RefusedPortError extends Error {
   constructor() {
     super('refused: webhooks are delivered to port 80 or 443 only');
+  }
+}
+
+/** A webhook URL with user information stored before it was refused: not sent (node would send it as Basic auth). */
+export class RefusedUserInformationError extends Error {
+  constructor() {
+    super('refused: the URL carries user information (user:password@)');
   }
 }
 

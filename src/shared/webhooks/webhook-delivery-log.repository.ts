@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Executor } from '../db/client.js';
-import type { WebhookDeliveryState } from '../db/schema.js';
+import type { Database, WebhookDeliveryState } from '../db/schema.js';
+import { openStoredSecret, type SecretSealer } from '../secrets/secret-sealer.js';
 import type { AnyWebhookEventType, WebhookEventType } from './webhook-catalogue.js';
 
 /**
@@ -234,23 +235,35 @@ export async function countUndelivered(
 
 /**
  * A rotation: the current secret becomes the previous one, signing too until `previousExpiresAt`, and
- * `sealedSecret` signs from now on. `updated_at` stays: the endpoint is the same one, so an attempt in
- * flight still says something about it (see recordEndpointFailure). False: the merchant has no webhook.
+ * `secret` signs from now on. Each is sealed for its own column, so the current one is opened and sealed
+ * again as the previous (a sealed value does not open in another column). `updated_at` stays: the
+ * endpoint is the same one, so an attempt in flight still says something about it (see
+ * recordEndpointFailure). Runs on the caller's transaction (the row is locked for it). False: the merchant
+ * has no webhook.
  */
 export async function rotateWebhookSecret(
-  db: Executor,
+  trx: Transaction<Database>,
+  secrets: SecretSealer,
   merchantId: string,
-  sealedSecret: string,
+  secret: string,
   previousExpiresAt: Date,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('merchant_webhooks')
-    .set((eb) => ({
-      previous_secret: eb.ref('secret'),
-      previous_secret_expires_at: previousExpiresAt,
-      secret: sealedSecret,
-    }))
+  const row = await trx
+    .selectFrom('merchant_webhooks')
+    .select('secret')
     .where('merchant_id', '=', merchantId)
+    .forUpdate()
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  if (!row) return false;
+  const current = openStoredSecret(secrets, row.secret, merchantId, 'merchant_webhooks.secret');
+  await trx
+    .updateTable('merchant_webhooks')
+    .set({
+      previous_secret: secrets.seal(current, merchantId, 'merchant_webhooks.previous_secret'),
+      previous_secret_expires_at: previousExpiresAt,
+      secret: secrets.seal(secret, merchantId, 'merchant_webhooks.secret'),
+    })
+    .where('merchant_id', '=', merchantId)
+    .execute();
+  return true;
 }

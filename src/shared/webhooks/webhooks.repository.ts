@@ -71,7 +71,7 @@ export async function findWebhook(
     row && {
       url: row.url,
       events: row.events as WebhookEventType[],
-      secret: openStoredSecret(secrets, row.secret, row.merchant_id),
+      secret: openStoredSecret(secrets, row.secret, row.merchant_id, 'merchant_webhooks.secret'),
       previousSecret: openPrevious(secrets, row.previous_secret, row.merchant_id),
       disabledAt: row.disabled_at,
       disabledReason: row.disabled_reason,
@@ -85,7 +85,7 @@ export async function findWebhook(
 function openPrevious(secrets: SecretSealer, stored: string | null, merchantId: string): string | null {
   if (stored === null) return null;
   try {
-    return openStoredSecret(secrets, stored, merchantId);
+    return openStoredSecret(secrets, stored, merchantId, 'merchant_webhooks.previous_secret');
   } catch {
     return null;
   }
@@ -107,7 +107,7 @@ export async function upsertWebhook(
       merchant_id: merchantId,
       url: webhook.url,
       events: webhook.events,
-      secret: secrets.seal(webhook.secret, merchantId),
+      secret: secrets.seal(webhook.secret, merchantId, 'merchant_webhooks.secret'),
     })
     .onConflict((conflict) =>
       conflict.column('merchant_id').doUpdateSet((eb) => ({

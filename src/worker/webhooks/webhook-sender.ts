@@ -2,9 +2,11 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import {
   assertDeliverableHost,
+  assertNoUserInformation,
   guardedLookup,
   RefusedAddressError,
   RefusedPortError,
+  RefusedUserInformationError,
 } from '../../shared/webhooks/webhook-address-guard.js';
 
 export interface WebhookRequest {
@@ -19,7 +21,7 @@ export interface WebhookRequest {
 export type WebhookResponse =
   | { outcome: 'answered'; status: number }
   | { outcome: 'unreachable'; error: string }
-  /** The host is, or resolves to, an internal address: no request was sent. */
+  /** The host is, or resolves to, an internal address (or the URL breaks another rule): no request was sent. */
   | { outcome: 'refused'; error: string };
 
 /**
@@ -32,6 +34,7 @@ export function sendWebhook(webhook: WebhookRequest): Promise<WebhookResponse> {
   let url: URL;
   try {
     url = new URL(webhook.url);
+    assertNoUserInformation(url);
     if (!webhook.allowPrivate) assertDeliverableHost(url);
   } catch (error) {
     return Promise.resolve(failure(error));
@@ -61,7 +64,11 @@ export function sendWebhook(webhook: WebhookRequest): Promise<WebhookResponse> {
 }
 
 function failure(error: unknown, timeoutMs?: number): WebhookResponse {
-  if (error instanceof RefusedAddressError || error instanceof RefusedPortError) {
+  if (
+    error instanceof RefusedAddressError ||
+    error instanceof RefusedPortError ||
+    error instanceof RefusedUserInformationError
+  ) {
     return { outcome: 'refused', error: error.message };
   }
   const name = (error as { name?: string }).name;

@@ -52,12 +52,7 @@ export function registerWebhookEndpointRotateSecret(app: App, auth: MerchantRout
     const secret = generateWebhookSecret();
     const previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_WEBHOOK_SECRET_MS);
     const rotated = await db.transaction().execute(async (trx) => {
-      const done = await rotateWebhookSecret(
-        trx,
-        merchantId,
-        secrets.seal(secret, merchantId),
-        previousSecretExpiresAt,
-      );
+      const done = await rotateWebhookSecret(trx, secrets, merchantId, secret, previousSecretExpiresAt);
       if (done) {
         await auditMerchantWrite(c, trx, {
           action: 'webhook.secret.rotate',
