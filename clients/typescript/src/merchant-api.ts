@@ -4611,7 +4611,7 @@ export interface operations {
                  *       "type": "webhook.test",
                  *       "timestamp": "2025-11-20T23:00:00.000Z",
                  *       "data": {
-                 *         "merchantId": "00000000-0000-4000-8000-000000000001",
+                 *         "merchantId": "7d3f6a52-94c1-4b8e-a0d2-5e6f7a8b9c0d",
                  *         "message": "A test event, sent because you asked for one; nothing to act on"
                  *       }
                  *     }
