@@ -13,6 +13,7 @@ import { registerJobStatus } from './routes/job-status.route.js';
 import { registerJobUnapplied } from './routes/job-unapplied.route.js';
 import { registerListJobs } from './routes/list-jobs.route.js';
 import { registerReadAll } from './routes/read-all.route.js';
+import { registerMerchantWebhookRoutes } from './webhooks/merchant/merchant-webhook-routes.js';
 
 /** Every merchant-facing route, each behind the one signature middleware. */
 export function registerMerchantRoutes(app: App, trustedProxies: readonly string[]): void {
@@ -57,6 +58,7 @@ export function registerMerchantRoutes(app: App, trustedProxies: readonly string
   registerJobReport(app, readAuth);
   registerListJobs(app, readAuth);
   registerBetSlip(app, betSlipPostAuth, betSlipGetAuth);
+  registerMerchantWebhookRoutes(app, readAuth, cancelAuth);
   // Signed in its URL as GET /betSlip is, and so bound the same way: a triple seen there cannot cancel.
   registerJobEvents(
     app,

@@ -401,6 +401,12 @@ export const configSchema = z
      */
     WEBHOOK_MAX_PENDING_PER_MERCHANT: positiveInt(1_000),
     /**
+     * Events a merchant may have sent on request (webhooks/redeliver and webhooks/test together) per
+     * minute; past it, 429. A recovery (webhooks/recover) is bounded otherwise: one at a time per
+     * merchant, queued a batch at a time while its pending events leave room.
+     */
+    WEBHOOK_MANUAL_SENDS_PER_MINUTE: positiveInt(60),
+    /**
      * An endpoint that has failed every delivery for this long (no 2xx since its first failure) is
      * disabled until a PUT sets it again. 3 days; accepted down to 1 s for tests.
      */

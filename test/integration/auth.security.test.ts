@@ -63,6 +63,89 @@ async function expectJobQueued(response: Response, context: RouteContext): Promi
   expect(job?.data.merchantId).toBe(context.merchant.id);
 }
 
+/** The merchant's webhook, stored straight away (nothing delivers here: no worker runs in this file). */
+async function ensureWebhook(merchant: MerchantCredentials): Promise<void> {
+  await env.db
+    .insertInto('merchant_webhooks')
+    .values({
+      merchant_id: merchant.id,
+      url: 'https://merchant.example/hooks',
+      events: ['job.completed'],
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/xSAaMzSA1c=',
+    })
+    .onConflict((conflict) => conflict.column('merchant_id').doNothing())
+    .execute();
+}
+
+/** The eight webhook routes of a merchant (webhooks/*): each served once the signature holds. */
+function webhookRoutes(): MerchantRoute[] {
+  const served = (check: (body: any) => void) => async (response: Response) => {
+    expect(response.status).toBe(200);
+    check(await response.json());
+  };
+  const route = (
+    name: string,
+    prepare: MerchantRoute['prepare'],
+    invalidFields: Record<string, unknown>,
+    check: (body: any) => void,
+  ): MerchantRoute => ({
+    name: `webhooks/${name}`,
+    method: 'POST',
+    path: `/api/v1/integration/webhooks/${name}`,
+    merchantIdIsUuid: true,
+    prepare,
+    invalidFields,
+    expectServed: served(check),
+  });
+  const withWebhook = async ({ merchant }: RouteContext) => {
+    await ensureWebhook(merchant);
+    return {};
+  };
+  return [
+    route('get', withWebhook, { unexpected: true }, (body) => expect(body.url).toBe('https://merchant.example/hooks')),
+    route(
+      'put',
+      async () => ({ url: 'https://merchant.example/hooks' }),
+      { url: 42 },
+      (body) => expect(body.secret).toMatch(/^whsec_/),
+    ),
+    route(
+      'delete',
+      async () => ({}),
+      { unexpected: true },
+      (body) => expect(typeof body.removed).toBe('boolean'),
+    ),
+    route('rotateSecret', withWebhook, { unexpected: true }, (body) => expect(body.secret).toMatch(/^whsec_/)),
+    route(
+      'deliveries',
+      async () => ({}),
+      { limit: 0 },
+      (body) => expect(body).toEqual({ deliveries: [], next: null }),
+    ),
+    route(
+      'redeliver',
+      async ({ merchant }) => {
+        await ensureWebhook(merchant);
+        const id = randomUUID();
+        await env.db
+          .insertInto('webhook_deliveries')
+          .values({ id, merchant_id: merchant.id, type: 'job.completed', job_id: 'j', payload: '{}', state: 'failed' })
+          .execute();
+        return { eventId: `msg_${id}` };
+      },
+      { eventId: 42 },
+      (body) => expect(body.eventId).toMatch(/^msg_/),
+    ),
+    route(
+      'recover',
+      async (context) => ({ ...(await withWebhook(context)), since: Date.now() - 60_000 }),
+      { since: 'yesterday' },
+      (body) => expect(body).toMatchObject({ events: 0 }),
+    ),
+    route('test', withWebhook, { unexpected: true }, (body) => expect(body.eventId).toMatch(/^msg_/)),
+  ];
+}
+
 const routes: MerchantRoute[] = [
   {
     name: 'cancel',
@@ -181,6 +264,7 @@ const routes: MerchantRoute[] = [
       expect(await response.json()).toMatchObject({ jobId: prepared.jobId, operation: 'cancel', state: 'queued' });
     },
   },
+  ...webhookRoutes(),
   {
     name: 'POST /betSlip',
     method: 'POST',

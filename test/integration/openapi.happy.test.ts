@@ -140,12 +140,25 @@ describe('the checked-in documents (npm run openapi)', () => {
     }
   });
 
-  it('describe the three webhook events with their Standard Webhooks headers and the job status body', () => {
-    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual(['job.cancelled', 'job.completed', 'job.failed']);
-    for (const item of Object.values(document.webhooks ?? {})) {
+  it('describe every webhook event with its Standard Webhooks headers, its data schema and an example that matches it', () => {
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual([
+      'job.cancelled',
+      'job.completed',
+      'job.failed',
+      'webhook.test',
+    ]);
+    for (const [type, item] of Object.entries(document.webhooks ?? {})) {
       const text = JSON.stringify(item.post);
       for (const header of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) expect(text).toContain(header);
-      expect(text).toContain('#/components/schemas/JobStatus');
+      const body = (item.post as any).requestBody.content['application/json'];
+      const component = type === 'webhook.test' ? 'WebhookTestData' : 'JobStatus';
+      expect(body.schema.properties.data.$ref).toBe(`#/components/schemas/${component}`);
+      expect(body.example.type).toBe(type);
+      // The example's data has every field its schema requires.
+      const schemas = (document.components?.schemas ?? {}) as Record<string, { required: string[] }>;
+      const required = schemas[component]?.required ?? [];
+      expect(required.length).toBeGreaterThan(0);
+      for (const field of required) expect(body.example.data, `${type}: ${field}`).toHaveProperty(field);
     }
     expect(document.components?.schemas).toHaveProperty('JobStatus');
   });

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
@@ -279,6 +280,47 @@ describe('webhook verification', () => {
   });
 });
 
+describe('webhooks managed through the Python client', () => {
+  it('sets the endpoint, rotates the secret, sends a test event that verifies with either secret, lists, redelivers and recovers', async () => {
+    const merchant = await createMerchant(env.db);
+    const base = { baseUrl: api.baseUrl, merchantId: merchant.id, secret: merchant.secretKey };
+    const path = `/py-self/${merchant.id}`;
+    const setup = await runPythonScenario<{ before: unknown; endpoint: any; secrets: string[]; eventId: string }>(
+      'webhook_setup',
+      { ...base, url: `${receiver.url}${path}` },
+    );
+    expect(setup.before).toBeNull();
+    expect(setup.endpoint).toMatchObject({ url: `${receiver.url}${path}`, enabled: true });
+    expect(JSON.stringify(setup.endpoint)).not.toContain('whsec_');
+    const test = await eventually(async () => receiver.withId(setup.eventId)[0], { what: 'test event' });
+    for (const secret of setup.secrets) {
+      expect(new Webhook(secret).verify(test.body, test.headers as Record<string, string>)).toMatchObject({
+        type: 'webhook.test',
+      });
+    }
+    await eventually(
+      async () =>
+        (await env.db.selectFrom('webhook_deliveries').select('state').where('merchant_id', '=', merchant.id).execute())
+          .map((row) => row.state)
+          .join() === 'delivered' || undefined,
+      { what: 'test event delivered' },
+    );
+
+    const log = await runPythonScenario<{ deliveries: any[]; redelivered: string; recovery: any; removed: boolean }>(
+      'webhook_log',
+      { ...base, eventId: setup.eventId, since: Date.now() - 60_000 },
+    );
+    expect(log.deliveries).toHaveLength(1);
+    expect(log.deliveries[0]).toMatchObject({ eventId: setup.eventId, type: 'webhook.test', state: 'delivered' });
+    expect(log.deliveries[0].attempts).toHaveLength(1);
+    expect(log.redelivered).toBe(setup.eventId);
+    expect(log.recovery).toMatchObject({ events: 0 });
+    expect(log.removed).toBe(true);
+    await eventually(async () => (receiver.withId(setup.eventId).length === 2 ? true : undefined), {
+      what: 'redelivery',
+    });
+  });
+});
 interface ReportOutcome {
   error?: unknown;
   jobId: string;

@@ -233,6 +233,53 @@ describe('webhooks', () => {
   });
 });
 
+describe('webhooks managed through the client', () => {
+  it('sets its endpoint, rotates the secret (a delivery verifies with either), sends a test event, lists, redelivers and recovers', async () => {
+    const merchant = await createMerchant(env.db);
+    await withRewards(merchant, ['self-1']);
+    const client = clientFor(merchant, { signatureVersion: 2 });
+    expect(await client.getWebhook()).toBeNull();
+    const url = `${receiver.url}/ts-self/${merchant.id}`;
+    const { secret: first } = await client.putWebhook({ url, events: ['job.completed'] });
+    expect(await client.getWebhook()).toMatchObject({ url, events: ['job.completed'], enabled: true });
+    const { secret: second, previousSecretExpiresAt } = await client.rotateWebhookSecret();
+    expect(previousSecretExpiresAt).toBeGreaterThan(Date.now());
+
+    const jobId = await client.cancel({ externalId: 'self-1' });
+    const delivered = await eventually(
+      async () =>
+        receiver.received.find((request) => request.body.includes(jobId) && request.path === `/ts-self/${merchant.id}`),
+      { what: 'job webhook' },
+    );
+    for (const secret of [first, second]) {
+      expect(verifyWebhook({ secrets: [secret], headers: delivered.headers, rawBody: delivered.body })).toMatchObject({
+        type: 'job.completed',
+      });
+    }
+
+    const testId = await client.sendWebhookTestEvent();
+    const test = await eventually(async () => receiver.withId(testId)[0], { what: 'test event' });
+    expect(verifyWebhook({ secrets: [second], headers: test.headers, rawBody: test.body })).toMatchObject({
+      type: 'webhook.test',
+    });
+    const listed = await eventually(
+      async () => {
+        const all = [];
+        for await (const entry of client.webhookDeliveries({ limit: 1 })) all.push(entry);
+        return all.length === 2 && all.every((entry) => entry.state === 'delivered') ? all : undefined;
+      },
+      { what: 'two delivered' },
+    );
+    expect(listed.map((entry) => entry.type).sort()).toEqual(['job.completed', 'webhook.test']);
+    expect(listed.every((entry) => entry.attempts.length === 1)).toBe(true);
+
+    expect(await client.redeliverWebhookEvent(testId)).toBe(testId);
+    await eventually(async () => (receiver.withId(testId).length === 2 ? true : undefined), { what: 'redelivery' });
+    expect(await client.recoverWebhookEvents(Date.now() - 60_000)).toMatchObject({ events: 0 });
+    expect(await client.deleteWebhook()).toBe(true);
+    expect(await client.getWebhook()).toBeNull();
+  });
+});
 describe('job report', () => {
   it('saves the report of a finished bulkCancel to a file, gzip or not, verified, adding up to the job counts', async () => {
     const merchant = await createMerchant(env.db);

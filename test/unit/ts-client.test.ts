@@ -176,6 +176,37 @@ describe('clients/typescript watch', () => {
   });
 });
 
+describe('clients/typescript webhook routes', () => {
+  it('does not resend a rotation or an event when the outcome is unknown (a 500), and answers null for no endpoint', async () => {
+    const calls: string[] = [];
+    const fakeFetch = (async (url: string) => {
+      calls.push(new URL(url).pathname);
+      if (url.endsWith('/webhooks/get')) {
+        return new Response(JSON.stringify({ errorCode: 10, errorMessage: 'No webhook endpoint is set' }), {
+          status: 404,
+        });
+      }
+      return new Response(JSON.stringify({ errorCode: 99, errorMessage: 'Internal error' }), { status: 500 });
+    }) as unknown as typeof fetch;
+    const client = new MerchantClient({
+      baseUrl: 'http://service',
+      merchantId: 'm',
+      secret: 's',
+      fetch: fakeFetch,
+      sleep: async () => {},
+    });
+    expect(await client.getWebhook()).toBeNull();
+    await expect(client.rotateWebhookSecret()).rejects.toMatchObject({ status: 500 });
+    await expect(client.redeliverWebhookEvent('msg_x')).rejects.toMatchObject({ status: 500 });
+    await expect(client.sendWebhookTestEvent()).rejects.toMatchObject({ status: 500 });
+    expect(calls).toEqual([
+      '/api/v1/integration/webhooks/get',
+      '/api/v1/integration/webhooks/rotateSecret',
+      '/api/v1/integration/webhooks/redeliver',
+      '/api/v1/integration/webhooks/test',
+    ]);
+  });
+});
 describe('clients/typescript downloadReport', () => {
   const lines = '{"id":"a","externalId":null,"playerId":"p","outcome":"cancelled"}\n'.repeat(3);
   const summaryOf = (body: string) =>

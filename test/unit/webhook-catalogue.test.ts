@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
+  allWebhookEventTypes,
   WEBHOOK_MAX_ATTEMPTS,
   webhookEventId,
   webhookJobOptions,
   webhookRetryDelayMs,
 } from '../../src/shared/webhooks/webhook-catalogue.js';
+import {
+  assertWebhookEventCatalogueComplete,
+  webhookEventCatalogue,
+} from '../../src/shared/webhooks/webhook-events.js';
 import { isUuid } from '../../src/shared/wire-rules.js';
 
 const SECOND = 1_000;
@@ -45,5 +50,23 @@ describe('webhookEventId', () => {
     expect(webhookEventId(other, 'job-1', 'job.completed')).not.toBe(id);
     expect(webhookEventId(merchant, 'job-2', 'job.completed')).not.toBe(id);
     expect(webhookEventId(merchant, 'job-1', 'job.cancelled')).not.toBe(id);
+  });
+});
+
+describe('the webhook event catalogue', () => {
+  it('has an entry for every event type, each example matching its schema (the start-up check passes)', () => {
+    expect(Object.keys(webhookEventCatalogue).sort()).toEqual([...allWebhookEventTypes].sort());
+    expect(() => assertWebhookEventCatalogueComplete()).not.toThrow();
+  });
+
+  it('makes the start-up check fail when an example does not match its schema', () => {
+    const entry = webhookEventCatalogue['job.completed'];
+    const saved = entry.example;
+    entry.example = { ...saved, data: { ...(saved.data as object), progress: 'all' } };
+    try {
+      expect(() => assertWebhookEventCatalogueComplete()).toThrow(/job\.completed: its example does not match/);
+    } finally {
+      entry.example = saved;
+    }
   });
 });

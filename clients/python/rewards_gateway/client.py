@@ -18,6 +18,7 @@ from .reports import save_report
 from .signing import check_test_vectors, sign_v1, signature_header_v2
 from .splitting import MAX_BODY_BYTES, MAX_ITEMS, split_bulk, split_players
 from .watching import JOB_EVENTS, JobEvent, StreamTransport, urllib_stream, watch_job
+from .webhook_endpoint import WebhookEndpointMethods
 
 READ_ALL = "/api/v1/integration/reward-configurations/readAll"
 CANCEL = "/api/v1/integration/rewards/cancel"
@@ -118,7 +119,7 @@ def _retry_after_seconds(response: Response) -> float | None:
         return None
 
 
-class RewardsClient:
+class RewardsClient(WebhookEndpointMethods):
     """One merchant's client. Construction checks the signing code against the test vectors.
 
     signature_version 2 adds X-Signature over the exact bytes sent. Every cancel carries an

@@ -120,7 +120,39 @@ def report(options: dict[str, Any]) -> dict[str, Any]:
     return {"jobId": job_id, "status": status, "saved": saved}
 
 
-SCENARIOS = {"basics": basics, "bulk": bulk, "cancels": cancels, "report": report, "verify": verify, "watch": watch}
+
+def webhook_setup(options: dict[str, Any]) -> dict[str, Any]:
+    client = make_client(options)
+    before = client.get_webhook()
+    first = client.put_webhook(options["url"])["secret"]
+    rotated = client.rotate_webhook_secret()
+    event_id = client.send_webhook_test_event()
+    return {
+        "before": before,
+        "endpoint": client.get_webhook(),
+        "secrets": [first, rotated["secret"]],
+        "eventId": event_id,
+    }
+
+
+def webhook_log(options: dict[str, Any]) -> dict[str, Any]:
+    client = make_client(options)
+    deliveries = list(client.iter_webhook_deliveries(page_size=1))
+    redelivered = client.redeliver_webhook_event(options["eventId"])
+    recovery = client.recover_webhook_events(options["since"])
+    return {"deliveries": deliveries, "redelivered": redelivered, "recovery": recovery, "removed": client.delete_webhook()}
+
+
+SCENARIOS = {
+    "basics": basics,
+    "bulk": bulk,
+    "cancels": cancels,
+    "report": report,
+    "verify": verify,
+    "watch": watch,
+    "webhook_setup": webhook_setup,
+    "webhook_log": webhook_log,
+}
 
 
 def main() -> int:

@@ -12,6 +12,12 @@ export type JobReward = Schemas['JobRewardsPage']['rewards'][number];
 export type UnappliedIdentifier = Schemas['JobUnappliedPage']['identifiers'][number];
 type ReadAllFilters = Omit<Schemas['ReadAllRequest'], 'merchantId' | 'timestamp' | 'hash'>;
 type JobsFilters = Pick<Schemas['ListJobsRequest'], 'states' | 'operations' | 'limit'>;
+export type WebhookEndpoint = Schemas['Webhook'];
+export type NewWebhookEndpoint = Schemas['NewWebhook'];
+export type WebhookDelivery = Schemas['WebhookDeliveries']['deliveries'][number];
+type WebhookDeliveriesFilters = Partial<
+  Pick<Schemas['WebhookDeliveriesRequest'], 'status' | 'type' | 'jobId' | 'limit'>
+>;
 
 export interface MerchantClientOptions {
   baseUrl: string;
@@ -63,6 +69,11 @@ interface SendOptions {
   accept?: readonly number[];
   /** A successful answer's body is left unread for the caller (a report); extra request headers. */
   stream?: { headers: Record<string, string> };
+  /**
+   * false: no retry when the outcome is unknown (no answer, a 5xx), for requests whose repeat would do
+   * something again (rotating a secret twice, sending an event twice). Default true.
+   */
+  retryUnknownOutcome?: boolean;
 }
 
 const DEFAULT_LIMITS = { maxItems: 10_000, maxBodyBytes: 2 * 1024 * 1024, maxQueuedJobs: 100 };
@@ -230,6 +241,62 @@ export class MerchantClient {
     } while (after !== null);
   }
 
+  /** Your webhook endpoint (never its secret); null when none is set. */
+  async getWebhook(): Promise<WebhookEndpoint | null> {
+    const answer = await this.send('/api/v1/integration/webhooks/get', {}, { accept: [404] });
+    return answer.status === 404 ? null : (answer.body as WebhookEndpoint);
+  }
+
+  /** Sets your endpoint with a new secret, shown only in this answer (the old secret stops at once). */
+  async putWebhook(settings: { url: string; events?: WebhookEndpoint['events'] }): Promise<NewWebhookEndpoint> {
+    return (await this.send('/api/v1/integration/webhooks/put', settings)).body as NewWebhookEndpoint;
+  }
+
+  /** Removes your endpoint; false when there was none. */
+  async deleteWebhook(): Promise<boolean> {
+    return ((await this.send('/api/v1/integration/webhooks/delete', {})).body as { removed: boolean }).removed;
+  }
+
+  /** A new secret (shown once); the previous one keeps signing beside it until previousSecretExpiresAt. */
+  async rotateWebhookSecret(): Promise<Schemas['RotatedWebhookSecret']> {
+    const answer = await this.send('/api/v1/integration/webhooks/rotateSecret', {}, { retryUnknownOutcome: false });
+    return answer.body as Schemas['RotatedWebhookSecret'];
+  }
+
+  /** Your delivery log, newest first, every page (each delivery with its attempts). */
+  async *webhookDeliveries(filters: WebhookDeliveriesFilters = {}): AsyncGenerator<WebhookDelivery> {
+    let after: string | null = null;
+    do {
+      const fields: Record<string, unknown> = { ...filters, ...(after === null ? {} : { after }) };
+      const page = (await this.send('/api/v1/integration/webhooks/deliveries', fields))
+        .body as Schemas['WebhookDeliveries'];
+      yield* page.deliveries;
+      after = page.next;
+    } while (after !== null);
+  }
+
+  /** Sends one event again (one attempt, the same webhook-id); answers its webhook-id. */
+  async redeliverWebhookEvent(eventId: string): Promise<string> {
+    const answer = await this.send(
+      '/api/v1/integration/webhooks/redeliver',
+      { eventId },
+      { retryUnknownOutcome: false },
+    );
+    return (answer.body as Schemas['WebhookRedelivered']).eventId;
+  }
+
+  /** Sends again every event since `since` (epoch ms) that was not delivered; answers how many. */
+  async recoverWebhookEvents(since: number): Promise<Schemas['WebhookRecovery']> {
+    const answer = await this.send('/api/v1/integration/webhooks/recover', { since }, { retryUnknownOutcome: false });
+    return answer.body as Schemas['WebhookRecovery'];
+  }
+
+  /** Sends a webhook.test event to your endpoint; answers its webhook-id. */
+  async sendWebhookTestEvent(): Promise<string> {
+    const answer = await this.send('/api/v1/integration/webhooks/test', {}, { retryUnknownOutcome: false });
+    return (answer.body as Schemas['WebhookTestSent']).eventId;
+  }
+
   private async sendParts<T extends string>(
     entries: Tagged<T>[],
     idempotencyKey: string,
@@ -276,7 +343,7 @@ export class MerchantClient {
         answer = await this.attempt(path, fields, options);
       } catch (error) {
         // No answer at all: a read may be repeated, and a cancel under its key replays, never requeues.
-        if (last) throw error;
+        if (last || options.retryUnknownOutcome === false) throw error;
         await this.sleep(backoffMs(attempt, null));
         continue;
       }
@@ -295,9 +362,8 @@ export class MerchantClient {
         answer.status === 429 ||
         answer.status === 503 ||
         (answer.status === 409 && retryAfter !== null) ||
-        answer.status === 500 ||
-        answer.status === 502 ||
-        answer.status === 504;
+        (options.retryUnknownOutcome !== false &&
+          (answer.status === 500 || answer.status === 502 || answer.status === 504));
       if (!retryable || last) throw error;
       if (retryAfter !== null && retryAfter * 1_000 > (this.options.maxDelayMs ?? 30_000)) throw error;
       await this.sleep(backoffMs(attempt, retryAfter));

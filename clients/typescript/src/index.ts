@@ -4,7 +4,10 @@ export {
   MerchantApiError,
   MerchantClient,
   type MerchantClientOptions,
+  type NewWebhookEndpoint,
   type RewardConfiguration,
+  type WebhookDelivery,
+  type WebhookEndpoint,
 } from './client.js';
 export { JobReportError, type JobReportSummary, saveJobReport } from './job-report.js';
 export type { components, paths } from './merchant-api.js';

@@ -255,6 +255,163 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integration/webhooks/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Your webhook endpoint and whether it is enabled (never its secret) */
+        post: operations["getWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/webhooks/put": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set your webhook endpoint, with a new signing secret
+         * @description Replaces the endpoint you had, if any: URL, events and secret. An endpoint disabled for failing is enabled again; events not delivered meanwhile can then be sent with webhooks/recover. Recorded in the audit log as your own change.
+         */
+        post: operations["putWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/webhooks/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove your webhook endpoint
+         * @description No more events are sent; deliveries waiting for a retry are given up at their next attempt. Idempotent. The delivery log stays.
+         */
+        post: operations["deleteWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/webhooks/rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace your endpoint's signing secret; the previous one keeps signing for 24 hours
+         * @description A secret replaced by an earlier rotation stops signing at once. Recorded in the audit log as your own change (never the secret).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Your webhook delivery log: each event, its outcome and its attempts
+         * @description Keyset pages, newest first, over the retention (30 days by default). Filters combine: status, type, jobId.
+         */
+        post: operations["listWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/webhooks/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one event again, whatever its outcome was: one new attempt, the same webhook-id
+         * @description The attempt is queued at once (the log shows it as pending until it has an answer); it is not retried. Sends on request (this and webhooks/test) are bounded per minute: 429 past it.
+         */
+        post: operations["redeliverWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/webhooks/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every event since a time that was not delivered, those dropped while disabled included
+         * @description For the event types the endpoint takes now. The events are queued gradually (a batch at a time while your pending events leave room) and sent with the usual retries, each with its own webhook-id. One recovery at a time: 429 while one runs.
+         */
+        post: operations["recoverWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/webhooks/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook.test event to your endpoint
+         * @description Signed and retried like every event, and listed in the delivery log. Bounded per minute with webhooks/redeliver: 429 past it.
+         */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integration/jobs/events": {
         parameters: {
             query?: never;
@@ -287,8 +444,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * The job.completed event, POSTed to the merchant's webhook URL
-         * @description Standard Webhooks. Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with HMAC-SHA256 keyed with the base64-decoded secret after `whsec_`; reject a `webhook-timestamp` more than 5 minutes from your clock. The same event may arrive more than once (same webhook-id) and out of order.
+         * job.completed: A cancellation job finished: every requested reward was looked at (result holds the counts)
+         * @description POSTed to the merchant's webhook URL. Standard Webhooks. Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with HMAC-SHA256 keyed with the base64-decoded secret after `whsec_`; reject a `webhook-timestamp` more than 5 minutes from your clock. The same event may arrive more than once (same webhook-id) and out of order.
          */
         post: operations["webhookJobCompleted"];
         delete?: never;
@@ -307,8 +464,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * The job.failed event, POSTed to the merchant's webhook URL
-         * @description Standard Webhooks. Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with HMAC-SHA256 keyed with the base64-decoded secret after `whsec_`; reject a `webhook-timestamp` more than 5 minutes from your clock. The same event may arrive more than once (same webhook-id) and out of order.
+         * job.failed: A cancellation job gave up after its attempts (rewards cancelled before stay cancelled)
+         * @description POSTed to the merchant's webhook URL. Standard Webhooks. Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with HMAC-SHA256 keyed with the base64-decoded secret after `whsec_`; reject a `webhook-timestamp` more than 5 minutes from your clock. The same event may arrive more than once (same webhook-id) and out of order.
          */
         post: operations["webhookJobFailed"];
         delete?: never;
@@ -327,10 +484,30 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * The job.cancelled event, POSTed to the merchant's webhook URL
-         * @description Standard Webhooks. Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with HMAC-SHA256 keyed with the base64-decoded secret after `whsec_`; reject a `webhook-timestamp` more than 5 minutes from your clock. The same event may arrive more than once (same webhook-id) and out of order.
+         * job.cancelled: A cancellation job was stopped by an abort (jobs/abort); result counts what it cancelled before
+         * @description POSTed to the merchant's webhook URL. Standard Webhooks. Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with HMAC-SHA256 keyed with the base64-decoded secret after `whsec_`; reject a `webhook-timestamp` more than 5 minutes from your clock. The same event may arrive more than once (same webhook-id) and out of order.
          */
         post: operations["webhookJobCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test: Sent when the merchant asks for it (webhooks/test), whatever its endpoint subscribes to
+         * @description POSTed to the merchant's webhook URL. Standard Webhooks. Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with HMAC-SHA256 keyed with the base64-decoded secret after `whsec_`; reject a `webhook-timestamp` more than 5 minutes from your clock. The same event may arrive more than once (same webhook-id) and out of order.
+         */
+        post: operations["webhookWebhookTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -395,6 +572,12 @@ export interface components {
             } | null;
             /** @description A short generic sentence when the job failed or an attempt failed; details stay in the logs */
             error: string | null;
+        };
+        WebhookTestData: {
+            /** @description The merchant whose endpoint is tested */
+            merchantId: string;
+            /** @description A fixed sentence; nothing to act on */
+            message: string;
         };
         Readiness: {
             /** @enum {string} */
@@ -824,6 +1007,284 @@ export interface components {
             authToken: string;
             /**
              * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (authToken is not signed). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
+            hash: string;
+        };
+        Webhook: {
+            /** @description The URL, never with user information */
+            url: string;
+            events: ("job.completed" | "job.failed" | "job.cancelled")[];
+            /** @description false once disabled for failing; setting the webhook again enables it */
+            enabled: boolean;
+            /** @description Epoch milliseconds of the first failed attempt since the last delivery; null while the endpoint delivers */
+            failingSince: number | null;
+            /** @description Epoch milliseconds: when the endpoint was disabled for failing every attempt for WEBHOOK_DISABLE_AFTER_MS; null while enabled. While disabled, events are recorded as dropped and not sent */
+            disabledAt: number | null;
+            /**
+             * @description Why it was disabled
+             * @example every delivery failed since 2026-11-24T03:00:00Z (last: HTTP 500)
+             */
+            disabledReason: string | null;
+        };
+        WebhookGetRequest: {
+            /**
+             * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
+             */
+            merchantId: string;
+            /**
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
+             * @example 1763679600000
+             */
+            timestamp: number | string;
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
+            hash: string;
+        };
+        NewWebhook: {
+            /** @description The URL in normal form */
+            url: string;
+            events: ("job.completed" | "job.failed" | "job.cancelled")[];
+            /**
+             * @description The signing secret (`whsec_` + base64 of 32 random bytes): shown only in this answer. Every put makes a new one, and the old one stops signing at once (webhooks/rotateSecret keeps it signing for 24 h)
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/xSAaMzSA1c=
+             */
+            secret: string;
+        };
+        WebhookPutRequest: {
+            /**
+             * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
+             */
+            merchantId: string;
+            /**
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
+             * @example 1763679600000
+             */
+            timestamp: number | string;
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
+            hash: string;
+            /**
+             * @description http or https, without user information (`user:password@` is refused). Loopback, private, link-local and every other special-purpose address (the IANA registries) are refused, when the URL is set and again, after resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)
+             * @example https://merchant.example/webhooks/rewards
+             */
+            url: string;
+            /**
+             * @description Event types sent; default: all of them (webhook.test is sent whenever you ask for it)
+             * @example [
+             *       "job.completed",
+             *       "job.failed",
+             *       "job.cancelled"
+             *     ]
+             */
+            events?: ("job.completed" | "job.failed" | "job.cancelled")[];
+        };
+        WebhookDeleted: {
+            /** @description false: you had no endpoint */
+            removed: boolean;
+        };
+        WebhookDeleteRequest: {
+            /**
+             * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
+             */
+            merchantId: string;
+            /**
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
+             * @example 1763679600000
+             */
+            timestamp: number | string;
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
+            hash: string;
+        };
+        RotatedWebhookSecret: {
+            /**
+             * @description The new signing secret: shown only in this answer
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/xSAaMzSA1c=
+             */
+            secret: string;
+            /** @description Epoch milliseconds: until then every delivery carries two signatures in `webhook-signature` (`v1,<new> v1,<previous>`), so a receiver that knows either secret verifies it */
+            previousSecretExpiresAt: number;
+        };
+        WebhookRotateSecretRequest: {
+            /**
+             * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
+             */
+            merchantId: string;
+            /**
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
+             * @example 1763679600000
+             */
+            timestamp: number | string;
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
+            hash: string;
+        };
+        WebhookDeliveries: {
+            /** @description Newest first */
+            deliveries: {
+                /**
+                 * @description The `webhook-id` of every attempt
+                 * @example msg_1b4e28ba-2fa1-8a1d-a0a2-c6f1e2c3d4e5
+                 */
+                eventId: string;
+                /** @enum {string} */
+                type: "job.completed" | "job.failed" | "job.cancelled" | "webhook.test";
+                /** @description The job the event is about; null for webhook.test */
+                jobId: string | null;
+                /**
+                 * @description pending (not sent yet, or waiting for a retry), delivered (a 2xx), failed (given up), dropped (not sent: too many pending, or the endpoint disabled; webhooks/recover sends it)
+                 * @enum {string}
+                 */
+                state: "pending" | "delivered" | "failed" | "dropped";
+                lastError: string | null;
+                /** @description Epoch milliseconds; null when none is planned */
+                nextAttemptAt: number | null;
+                /** @description Epoch milliseconds */
+                deliveredAt: number | null;
+                /** @description Epoch milliseconds: when the event happened */
+                createdAt: number;
+                /** @description Oldest first; the latest 20 at most */
+                attempts: {
+                    /** @description Epoch milliseconds: when the attempt was sent */
+                    at: number;
+                    /** @description Your endpoint's HTTP status; null: no answer */
+                    status: number | null;
+                    /** @description From sending to the answer (or to giving up) */
+                    durationMs: number;
+                    /** @description Why no answer came (timeout, connection refused, …) */
+                    error: string | null;
+                }[];
+            }[];
+            /** @description Pass as `after` for the next page; null: no more */
+            next: string | null;
+        };
+        WebhookDeliveriesRequest: {
+            /**
+             * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
+             */
+            merchantId: string;
+            /**
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
+             * @example 1763679600000
+             */
+            timestamp: number | string;
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
+            hash: string;
+            /** @description The `next` of the previous page; absent for the first (newest) page */
+            after?: string;
+            /**
+             * @description 1 to 100, default 20
+             * @default 20
+             */
+            limit: number;
+            /**
+             * @description Only deliveries in this state
+             * @enum {string}
+             */
+            status?: "pending" | "delivered" | "failed" | "dropped";
+            /** @enum {string} */
+            type?: "job.completed" | "job.failed" | "job.cancelled" | "webhook.test";
+            /** @description Only the events about this job */
+            jobId?: string;
+        };
+        WebhookRedelivered: {
+            /** @description The `webhook-id` the attempt carries */
+            eventId: string;
+        };
+        WebhookRedeliverRequest: {
+            /**
+             * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
+             */
+            merchantId: string;
+            /**
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
+             * @example 1763679600000
+             */
+            timestamp: number | string;
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
+            hash: string;
+            /**
+             * @description The `webhook-id` of the event (`msg_<uuid>`)
+             * @example msg_1b4e28ba-2fa1-8a1d-a0a2-c6f1e2c3d4e5
+             */
+            eventId: string;
+        };
+        WebhookRecovery: {
+            /** @description Epoch milliseconds: where the recovery starts (after clamping) */
+            since: number;
+            /** @description Epoch milliseconds: this request; later events are sent anyway */
+            until: number;
+            /** @description Events to be sent again */
+            events: number;
+        };
+        WebhookRecoverRequest: {
+            /**
+             * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
+             */
+            merchantId: string;
+            /**
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
+             * @example 1763679600000
+             */
+            timestamp: number | string;
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
+             * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
+             */
+            hash: string;
+            /**
+             * @description Epoch milliseconds: events from then on (at most the retention back; earlier means that)
+             * @example 1763593200000
+             */
+            since: number;
+        };
+        WebhookTestSent: {
+            /** @description The `webhook-id` of the test event */
+            eventId: string;
+        };
+        WebhookTestRequest: {
+            /**
+             * Format: uuid
+             * @description The merchant, as the operator registered it; the first part of the signed string
+             * @example <your-merchant-id>
+             */
+            merchantId: string;
+            /**
+             * @description Epoch milliseconds, within ±5 minutes of the server clock (else 401, errorCode 3): a JSON integer, or a string of up to 16 digits (leading zeros allowed), at most 9007199254740991 either way. Its digits as sent are the second part of the signed string.
+             * @example 1763679600000
+             */
+            timestamp: number | string;
+            /**
+             * @description hex HMAC-SHA256, keyed with the merchant secret, of the signed string: merchantId immediately followed by the timestamp digits as sent (`<merchantId><timestamp>`). Case does not matter; leading zeros may be left out. Not 1 to 64 hex digits: refused like a wrong hash, 401 errorCode 2.
              * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
@@ -3024,6 +3485,1404 @@ export interface operations {
             };
         };
     };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookGetRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND (10): no such event of this merchant's within the retention */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPutRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and its new secret */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewWebhook"];
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookDeleteRequest"];
+            };
+        };
+        responses: {
+            /** @description No endpoint now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeleted"];
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRotateSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedWebhookSecret"];
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookDeliveriesRequest"];
+            };
+        };
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveries"];
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRedeliverRequest"];
+            };
+        };
+        responses: {
+            /** @description The attempt is queued */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRedelivered"];
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND (10): no such event of this merchant's within the retention */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    recoverWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description The recovery is under way */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Signature version 2 only (a merchant the operator switched to it; others leave it out, and it is ignored for them): `t=<epoch ms>,v1=<64 hex>`, the HMAC-SHA256 (merchant secret) of `<t>.<METHOD>.<path with query>.<raw body>`, computed per request over the bytes sent. Missing, malformed or wrong: 401 errorCode 2; `t` outside the window: 401 errorCode 3. */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestRequest"];
+            };
+        };
+        responses: {
+            /** @description The event is queued */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestSent"];
+                };
+            };
+            /** @description INVALID_REQUEST (errorCode 1): malformed JSON, missing or wrongly typed field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTHENTICATION_FAILED (2) or TIMESTAMP_EXPIRED (3) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN (4): source address not in the merchant allow-list */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE (5): body over 16 KiB (2 MiB on bulkCancel and bulkCancelByQuery), refused before the signature is checked */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE (6) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (7): over the merchant's requests per second (1,000 unless set otherwise) or its cap of queued bulk jobs; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR (99) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE (11); see Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     watchJobEvents: {
         parameters: {
             query: {
@@ -3209,7 +5068,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description This attempt, in epoch seconds */
                 "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough */
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough. For 24 h after webhooks/rotateSecret there are two: the new secret's and the previous one's */
                 "webhook-signature": string;
             };
             path?: never;
@@ -3217,12 +5076,35 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "job.completed",
+                 *       "timestamp": "2025-11-20T23:00:01.450Z",
+                 *       "data": {
+                 *         "jobId": "5a0d7f1e-3b2c-4d8e-9f60-1a2b3c4d5e6f",
+                 *         "operation": "bulkCancel",
+                 *         "state": "completed",
+                 *         "createdAt": 1763679600000,
+                 *         "startedAt": 1763679600120,
+                 *         "finishedAt": 1763679601450,
+                 *         "progress": 100,
+                 *         "result": {
+                 *           "requested": 3,
+                 *           "cancelled": 2,
+                 *           "alreadyCancelled": 0,
+                 *           "notCancellable": 1,
+                 *           "notFound": 0
+                 *         },
+                 *         "error": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     type: "job.completed";
                     /**
                      * Format: date-time
-                     * @description When the job finished, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)
+                     * @description When the event happened, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)
                      */
                     timestamp: string;
                     data: components["schemas"]["JobStatus"];
@@ -3247,7 +5129,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description This attempt, in epoch seconds */
                 "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough */
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough. For 24 h after webhooks/rotateSecret there are two: the new secret's and the previous one's */
                 "webhook-signature": string;
             };
             path?: never;
@@ -3255,12 +5137,29 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "job.failed",
+                 *       "timestamp": "2025-11-20T23:00:01.450Z",
+                 *       "data": {
+                 *         "jobId": "5a0d7f1e-3b2c-4d8e-9f60-1a2b3c4d5e6f",
+                 *         "operation": "bulkCancel",
+                 *         "state": "failed",
+                 *         "createdAt": 1763679600000,
+                 *         "startedAt": 1763679600120,
+                 *         "finishedAt": 1763679601450,
+                 *         "progress": 40,
+                 *         "result": null,
+                 *         "error": "The job failed; retrying it may help"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     type: "job.failed";
                     /**
                      * Format: date-time
-                     * @description When the job finished, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)
+                     * @description When the event happened, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)
                      */
                     timestamp: string;
                     data: components["schemas"]["JobStatus"];
@@ -3285,7 +5184,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description This attempt, in epoch seconds */
                 "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough */
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough. For 24 h after webhooks/rotateSecret there are two: the new secret's and the previous one's */
                 "webhook-signature": string;
             };
             path?: never;
@@ -3293,15 +5192,86 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "job.cancelled",
+                 *       "timestamp": "2025-11-20T23:00:01.450Z",
+                 *       "data": {
+                 *         "jobId": "5a0d7f1e-3b2c-4d8e-9f60-1a2b3c4d5e6f",
+                 *         "operation": "bulkCancel",
+                 *         "state": "cancelled",
+                 *         "createdAt": 1763679600000,
+                 *         "startedAt": 1763679600120,
+                 *         "finishedAt": 1763679601450,
+                 *         "progress": 40,
+                 *         "result": {
+                 *           "requested": 3,
+                 *           "cancelled": 2,
+                 *           "alreadyCancelled": 0,
+                 *           "notCancellable": 1,
+                 *           "notFound": 0
+                 *         },
+                 *         "error": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     type: "job.cancelled";
                     /**
                      * Format: date-time
-                     * @description When the job finished, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)
+                     * @description When the event happened, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)
                      */
                     timestamp: string;
                     data: components["schemas"]["JobStatus"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Answer within 10 seconds; anything else is retried (5 s … 10 h), then given up */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every retry: process each event once */
+                "webhook-id": string;
+                /** @description This attempt, in epoch seconds */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough. For 24 h after webhooks/rotateSecret there are two: the new secret's and the previous one's */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "webhook.test",
+                 *       "timestamp": "2025-11-20T23:00:00.000Z",
+                 *       "data": {
+                 *         "merchantId": "7d3f6a52-94c1-4b8e-a0d2-5e6f7a8b9c0d",
+                 *         "message": "A test event, sent because you asked for one; nothing to act on"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "webhook.test";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["WebhookTestData"];
                 };
             };
         };

@@ -2,7 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
  * Standard Webhooks verification (docs/interface.md, "Completion webhooks"), against several secrets:
- * during a change of webhook secret, the old and the new one both verify until the old is dropped.
+ * during a change of webhook secret, the old and the new one both verify until the old is dropped. After
+ * webhooks/rotateSecret the service itself sends both signatures for 24 h, so one secret is enough.
  */
 
 export interface WebhookHeaders {
@@ -23,11 +24,13 @@ export interface VerifyWebhookOptions {
   now?: number;
 }
 
-export type WebhookEvent = {
-  type: 'job.completed' | 'job.failed' | 'job.cancelled';
-  timestamp: string;
-  data: Record<string, unknown> & { jobId: string; state: string };
-};
+export type WebhookEvent =
+  | {
+      type: 'job.completed' | 'job.failed' | 'job.cancelled';
+      timestamp: string;
+      data: Record<string, unknown> & { jobId: string; state: string };
+    }
+  | { type: 'webhook.test'; timestamp: string; data: { merchantId: string; message: string } };
 
 function header(headers: VerifyWebhookOptions['headers'], name: keyof WebhookHeaders): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;

@@ -22,3 +22,30 @@ export async function auditAdminWrite(
   if (operator === undefined) throw new Error('admin write without an authenticated operator');
   await recordAdminAction(db, { ...write, operator, requestId: c.get('requestId') ?? null });
 }
+
+/** The audit log's actor for a write a merchant made itself through the signed merchant API. */
+function merchantActor(merchantId: string): string {
+  return `merchant:${merchantId}`;
+}
+
+/**
+ * Records a write a merchant made to its own settings (its webhook) through the signed merchant API, in
+ * the same log as the operators' writes: the actor is the merchant (`merchant:<id>`), never an operator.
+ */
+export async function auditMerchantWrite(
+  c: Context<AppEnv>,
+  db: Executor,
+  write: {
+    action: string;
+    target: string | null;
+    before?: Record<string, unknown> | null;
+    after?: Record<string, unknown> | null;
+  },
+): Promise<void> {
+  const merchant = c.get('merchant');
+  await recordAdminAction(db, {
+    ...write,
+    operator: merchantActor(merchant.id),
+    requestId: c.get('requestId') ?? null,
+  });
+}

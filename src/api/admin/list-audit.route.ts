@@ -26,7 +26,11 @@ const AuditEntrySchema = z
   .object({
     id: z.string(),
     at: z.number().int().openapi({ description: 'Epoch milliseconds' }),
-    operator: z.string().openapi({ description: 'The name of the operator whose token made the write' }),
+    operator: z.string().openapi({
+      description:
+        'Who made the write: the name of the operator whose token made it, or `merchant:<merchant id>` for a ' +
+        'change a merchant made to its own webhook through the signed merchant API',
+    }),
     action: z.string().openapi({ example: 'merchant.update' }),
     target: z.string().nullable().openapi({ description: 'What the write applied to (a merchant id, a queue path)' }),
     before: z.unknown().nullable().openapi({ description: 'The settings the write replaced (never a secret)' }),

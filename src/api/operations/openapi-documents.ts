@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
-import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
+import { type AnyWebhookEventType, allWebhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
+import { WebhookTestDataSchema, webhookEventCatalogue } from '../../shared/webhooks/webhook-events.js';
 import { registerAdminRoutes } from '../admin/admin-routes.js';
 import type { App } from '../context.js';
 import { createOpenApiApp } from '../http/json-body-validation.js';
@@ -114,7 +115,8 @@ const bodySignature = (source: 'body' | 'query') => ({
 });
 
 /** One webhook event of the merchant's endpoint (Standard Webhooks). */
-function webhookOperation(type: (typeof webhookEventTypes)[number]) {
+function webhookOperation(type: AnyWebhookEventType) {
+  const entry = webhookEventCatalogue[type];
   const header = (name: string, description: string) => ({
     name,
     in: 'header' as const,
@@ -128,15 +130,20 @@ function webhookOperation(type: (typeof webhookEventTypes)[number]) {
         .split('.')
         .map((part) => part[0]?.toUpperCase() + part.slice(1))
         .join('')}`,
-      summary: `The ${type} event, POSTed to the merchant's webhook URL`,
+      summary: `${type}: ${entry.summary}`,
       description:
-        'Standard Webhooks. Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with ' +
+        "POSTed to the merchant's webhook URL. Standard Webhooks. " +
+        'Verify `webhook-signature` over `<webhook-id>.<webhook-timestamp>.<raw body>` with ' +
         'HMAC-SHA256 keyed with the base64-decoded secret after `whsec_`; reject a `webhook-timestamp` more than ' +
         '5 minutes from your clock. The same event may arrive more than once (same webhook-id) and out of order.',
       parameters: [
         header('webhook-id', 'The event id, the same on every retry: process each event once'),
         header('webhook-timestamp', 'This attempt, in epoch seconds'),
-        header('webhook-signature', 'Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough'),
+        header(
+          'webhook-signature',
+          'Space-separated `v1,<base64 HMAC-SHA256>` entries; one match is enough. For 24 h after webhooks/rotateSecret ' +
+            "there are two: the new secret's and the previous one's",
+        ),
       ],
       requestBody: {
         required: true,
@@ -151,11 +158,12 @@ function webhookOperation(type: (typeof webhookEventTypes)[number]) {
                   type: 'string' as const,
                   format: 'date-time',
                   description:
-                    'When the job finished, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)',
+                    'When the event happened, ISO 8601 (the only ISO date of the API: the body is Standard Webhooks)',
                 },
-                data: { $ref: '#/components/schemas/JobStatus' },
+                data: { $ref: `#/components/schemas/${entry.dataComponent}` },
               },
             },
+            example: entry.example,
           },
         },
       },
@@ -185,11 +193,16 @@ export function buildMerchantDocument(): OpenApiDocument {
   registerMerchantRoutes(app, []);
   // Registered only to be referenced by the webhooks below.
   app.openAPIRegistry.register('JobStatus', JobStatusSchema);
+  app.openAPIRegistry.register('WebhookTestData', WebhookTestDataSchema);
   const document = baseDocument(app, 'Merchant rewards gateway: merchant API', merchantDescription);
   document.tags = [
     { name: 'Cancellation', description: 'Queued reward cancellation, jobs and their outcome' },
     { name: 'Reward configurations', description: 'Reading the merchant reward configurations' },
     { name: 'Bet slip', description: 'Session token validation and bet slip' },
+    {
+      name: 'Webhooks',
+      description: 'Your webhook endpoint, its secret, the delivery log, sending events again and test events',
+    },
     { name: 'Operations', description: 'Health and readiness' },
   ];
   document.components ??= {};
@@ -216,7 +229,7 @@ export function buildMerchantDocument(): OpenApiDocument {
       };
     }
   }
-  document.webhooks = Object.fromEntries(webhookEventTypes.map((type) => [type, webhookOperation(type)]));
+  document.webhooks = Object.fromEntries(allWebhookEventTypes.map((type) => [type, webhookOperation(type)]));
   return document;
 }
 

@@ -1,10 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
-import { displayableWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
-import { deleteWebhook, findWebhookStatus } from '../../shared/webhooks/webhooks.repository.js';
 import { auditAdminWrite } from '../admin/admin-audit.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
 import { adminErrorResponses } from '../schemas.js';
+import { removeWebhookSettings } from './webhook-settings.js';
 
 export function registerDeleteWebhook(app: App): void {
   const route = createRoute({
@@ -26,22 +25,7 @@ export function registerDeleteWebhook(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     await requireMerchant(c.get('deps').db, merchantId);
-    const removed = await c
-      .get('deps')
-      .db.transaction()
-      .execute(async (trx) => {
-        const before = await findWebhookStatus(trx, merchantId);
-        const deleted = await deleteWebhook(trx, merchantId);
-        if (deleted) {
-          await auditAdminWrite(c, trx, {
-            action: 'webhook.delete',
-            target: merchantId,
-            before: before ? { url: displayableWebhookUrl(before.url), events: before.events } : null,
-          });
-        }
-        return deleted;
-      });
-    c.get('logger').info({ merchantId, removed }, 'webhook removed');
+    await removeWebhookSettings(c, merchantId, auditAdminWrite);
     return c.body(null, 204);
   });
 }

@@ -1,6 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { webhookDeliveryStates } from '../../shared/db/schema.js';
-import { webhookEventTypes, webhookMessageId } from '../../shared/webhooks/webhook-catalogue.js';
+import {
+  type AnyWebhookEventType,
+  allWebhookEventTypes,
+  webhookMessageId,
+} from '../../shared/webhooks/webhook-catalogue.js';
 import { listWebhookDeliveries } from '../../shared/webhooks/webhooks.repository.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
@@ -17,7 +21,7 @@ const WebhookDeliverySchema = z
       description: 'The `webhook-id` header of every attempt of this event',
       example: 'msg_1b4e28ba-2fa1-8a1d-a0a2-c6f1e2c3d4e5',
     }),
-    type: z.enum(webhookEventTypes),
+    type: z.enum(allWebhookEventTypes),
     jobId: z.string(),
     state: z.enum(webhookDeliveryStates).openapi({
       description:
@@ -63,7 +67,7 @@ export function registerListWebhookDeliveries(app: App): void {
     const rows = await listWebhookDeliveries(c.get('deps').db, merchantId, MAX_LISTED);
     const deliveries = rows.map((row) => ({
       eventId: webhookMessageId(row.eventId),
-      type: row.type as (typeof webhookEventTypes)[number],
+      type: row.type as AnyWebhookEventType,
       jobId: row.jobId,
       state: row.state,
       attempts: row.attempts,

@@ -1,34 +1,15 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
-import { checkWebhookUrl, displayableWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
 import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
-import { generateWebhookSecret } from '../../shared/webhooks/webhook-signature.js';
-import { findWebhookStatus, upsertWebhook } from '../../shared/webhooks/webhooks.repository.js';
 import { auditAdminWrite } from '../admin/admin-audit.js';
 import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
 import { adminErrorResponses, jsonBody } from '../schemas.js';
-
-const eventsSchema = z
-  .array(z.enum(webhookEventTypes))
-  .min(1, 'give at least one event type, or leave events out for all of them')
-  .max(webhookEventTypes.length)
-  .refine((events) => new Set(events).size === events.length, 'each event type at most once');
+import { applyWebhookSettings, webhookEventsSchema, webhookUrlSchema } from './webhook-settings.js';
 
 const PutWebhookRequestSchema = z
   .strictObject({
-    url: z
-      .string()
-      .min(1)
-      .max(2_048)
-      .openapi({
-        description:
-          'http or https, without user information (`user:password@` is refused). Loopback, private, link-local and ' +
-          'every other special-purpose address (the IANA registries) are refused, when the URL is set and again, after ' +
-          'resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)',
-        example: 'https://merchant.example/webhooks/rewards',
-      }),
-    events: eventsSchema.optional().openapi({
+    url: webhookUrlSchema,
+    events: webhookEventsSchema.optional().openapi({
       description: 'Event types sent; default: all of them',
       example: ['job.completed', 'job.failed', 'job.cancelled'],
     }),
@@ -72,30 +53,9 @@ export function registerPutWebhook(app: App): void {
   app.openapi(route, async (c) => {
     const merchantId = c.req.valid('param').merchantId.toLowerCase();
     const body = c.req.valid('json');
-    const checked = checkWebhookUrl(body.url, c.get('deps').config.WEBHOOK_ALLOW_PRIVATE);
-    if (!checked.ok) throw new AppError('INVALID_REQUEST', `url: ${checked.reason}`);
-    await requireMerchant(c.get('deps').db, merchantId);
-    const webhook = {
-      url: checked.url,
-      events: body.events ?? [...webhookEventTypes],
-      secret: generateWebhookSecret(),
-    };
-    await c
-      .get('deps')
-      .db.transaction()
-      .execute(async (trx) => {
-        const before = await findWebhookStatus(trx, merchantId);
-        await upsertWebhook(trx, c.get('deps').secrets, merchantId, webhook);
-        await auditAdminWrite(c, trx, {
-          action: 'webhook.put',
-          target: merchantId,
-          // Nothing secret in the log: no signing secret, and no user information a URL stored before it
-          // was refused may still carry.
-          before: before ? { url: displayableWebhookUrl(before.url), events: before.events } : null,
-          after: { url: webhook.url, events: webhook.events },
-        });
-      });
-    c.get('logger').info({ merchantId, host: new URL(webhook.url).host, events: webhook.events }, 'webhook set');
+    const webhook = await applyWebhookSettings(c, merchantId, body, auditAdminWrite, () =>
+      requireMerchant(c.get('deps').db, merchantId),
+    );
     return c.json(webhook, 200);
   });
 }

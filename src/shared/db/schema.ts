@@ -193,6 +193,9 @@ interface MerchantWebhooksTable {
   /** Set when every attempt has failed for WEBHOOK_DISABLE_AFTER_MS; cleared by a PUT. */
   disabled_at: Timestamp | null;
   disabled_reason: string | null;
+  /** After a rotation: the replaced secret (sealed), which signs deliveries too until it expires. */
+  previous_secret: string | null;
+  previous_secret_expires_at: Timestamp | null;
 }
 
 /** dropped: given up unsent (the merchant's pending cap, or its endpoint disabled); the reason in last_error. */
@@ -215,6 +218,15 @@ interface WebhookDeliveriesTable {
   next_attempt_at: Timestamp | null;
   delivered_at: Timestamp | null;
   created_at: CreatedAt;
+}
+
+/** One attempt sent for a delivery: when, the HTTP status (null: no answer), how long, why it failed. */
+interface WebhookDeliveryAttemptsTable {
+  event_id: string;
+  attempted_at: Generated<Date>;
+  status: number | null;
+  duration_ms: number;
+  error: string | null;
 }
 
 /**
@@ -274,6 +286,7 @@ export interface Database {
   cancellation_jobs: CancellationJobsTable;
   merchant_webhooks: MerchantWebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
   job_rewards: JobRewardsTable;
   job_cancel_slices: JobCancelSlicesTable;
   job_unapplied_identifiers: JobUnappliedIdentifiersTable;

@@ -230,6 +230,15 @@ export function webhookInflightKey(prefix: string, merchantId: string): string {
 }
 
 /**
+ * How many events a merchant had sent on request (webhooks/redeliver, webhooks/test) in one minute,
+ * `window` being the minute's number since the epoch (merchant-webhook-bounds.ts). Lifetime: the
+ * minute's end, PEXPIREAT.
+ */
+export function webhookManualSendsKey(prefix: string, merchantId: string, window: number): string {
+  return `${prefix}:webhook:${merchantId.toLowerCase()}:manual:${window}`;
+}
+
+/**
  * Never written: readiness asks for it (EXISTS) under QUEUE_PREFIX and under every queue shard's prefix,
  * only to reach each node that owns one of those slots.
  */

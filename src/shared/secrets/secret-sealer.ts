@@ -2,7 +2,11 @@
  * Where a sealed secret is stored, as `table.column`: part of what it is sealed for, so that a value
  * moved to another column does not open there.
  */
-export type SecretColumn = 'merchants.secret_key' | 'merchants.previous_secret_key' | 'merchant_webhooks.secret';
+export type SecretColumn =
+  | 'merchants.secret_key'
+  | 'merchants.previous_secret_key'
+  | 'merchant_webhooks.secret'
+  | 'merchant_webhooks.previous_secret';
 
 /**
  * What stores a secret at rest: seals it for one merchant and one column, opens what it sealed. The

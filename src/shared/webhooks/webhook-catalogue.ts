@@ -12,26 +12,61 @@ import { uuidSchema } from '../wire-rules.js';
 
 export const webhookQueueName = 'webhooks';
 
+/** The events a webhook subscribes to (its `events`): a job's end. */
 export const webhookEventTypes = ['job.completed', 'job.failed', 'job.cancelled'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
+
+/** Sent only when the merchant asks for it (webhooks/test), whatever its webhook subscribes to. */
+export const webhookTestEventType = 'webhook.test' as const;
+
+/** Every event type a delivery may carry; each has its payload and example in webhook-events.ts. */
+export const allWebhookEventTypes = [...webhookEventTypes, webhookTestEventType] as const;
+export type AnyWebhookEventType = (typeof allWebhookEventTypes)[number];
 
 export const webhookDeliveryJobSchema = z.object({
   /** The event's id: the delivery row's id and, as `msg_<id>`, the `webhook-id` of every attempt. */
   eventId: uuidSchema(),
   merchantId: uuidSchema(),
-  type: z.enum(webhookEventTypes),
-  /** The merchant's job the event is about. */
-  jobId: z.string().min(1).max(128),
+  type: z.enum(allWebhookEventTypes),
+  /** The merchant's job the event is about; empty for a test event. */
+  jobId: z.string().max(128),
   /** The exact body of every attempt, serialised once so that each retry sends the same bytes. */
   body: z.string().min(1),
   /** The trace of the job the event is about: every attempt's span joins it. Absent with tracing off. */
   traceparent: z.string().max(128).optional(),
   tracestate: z.string().max(512).optional(),
+  /**
+   * Attempts the event had before this job (sent again by webhooks/redeliver or webhooks/recover): the
+   * delivery row counts every attempt, while this job's retries count only its own.
+   */
+  priorAttempts: z.number().int().min(0).optional(),
 });
 export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 
+/**
+ * A merchant's recovery (webhooks/recover): its events not delivered between `since` and `until`, sent
+ * again a batch at a time as the merchant's pending set has room, from `after` on (the cursor the job
+ * keeps with updateData, so a retried job resumes).
+ */
+export const webhookRecoverJobSchema = z.object({
+  merchantId: uuidSchema(),
+  /** Epoch ms. */
+  since: z.number().int().min(0),
+  until: z.number().int().min(0),
+  /** The last event queued so far: its `created_at` as Postgres prints it (to the microsecond) and its id. */
+  after: z.object({ createdAt: z.string(), id: uuidSchema() }).optional(),
+  /** Events queued so far. */
+  queued: z.number().int().min(0).default(0),
+});
+
+/** One recovery per merchant at a time: its job id (no `:`). */
+export function webhookRecoverJobId(merchantId: string): string {
+  return `recover-${merchantId.toLowerCase()}`;
+}
+
 const webhookJobCatalogue = {
   webhookDelivery: { queue: webhookQueueName, schema: webhookDeliveryJobSchema },
+  webhookRecover: { queue: webhookQueueName, schema: webhookRecoverJobSchema },
 } as const;
 export type WebhookJobName = keyof typeof webhookJobCatalogue;
 export const webhookJobNames = Object.keys(webhookJobCatalogue) as WebhookJobName[];

@@ -10,7 +10,7 @@ import type { RedisConnection } from '../queue/redis.js';
 import type { ShardLayout } from '../queue/shards.js';
 import { currentTraceCarrier } from '../telemetry/trace-context.js';
 import { type WebhookDeliveryJob, type WebhookEventType, webhookEventId } from './webhook-catalogue.js';
-import { addPending, dropEvents } from './webhook-pending.js';
+import { queueWebhookEvent } from './webhook-queueing.js';
 import { findWebhookStatus, recordDroppedEvents } from './webhooks.repository.js';
 
 /** The reason recorded on an event not sent because its endpoint is disabled. */
@@ -75,22 +75,6 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
     });
   }
 
-  /** Adds the event to its merchant's pending set (giving up the oldest past the cap), then queues it. */
-  async function queueEvent(data: WebhookDeliveryJob): Promise<void> {
-    const queue = deps.queue();
-    const pending = { ...deps, queue };
-    const over = await addPending(pending, data.merchantId, data.eventId, deps.config.WEBHOOK_MAX_PENDING_PER_MERCHANT);
-    // The event id is the job id: the same event queued twice while the first is in Redis is one job.
-    await queue.add('webhookDelivery', data, { jobId: data.eventId });
-    await dropEvents(
-      pending,
-      data.merchantId,
-      over,
-      'pending_cap',
-      `given up unsent: more than ${deps.config.WEBHOOK_MAX_PENDING_PER_MERCHANT} events were pending`,
-    );
-  }
-
   return {
     async jobFinished({ merchantId, type, status }) {
       try {
@@ -107,12 +91,13 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
           ...currentTraceCarrier(),
         };
         if (found.disabledReason !== null) {
-          // Not queued: recorded as not sent, so the merchant's list says what it missed.
+          // Not queued: recorded as not sent, so the merchant's log says what it missed and webhooks/recover
+          // can send it once the endpoint is set again.
           await recordDroppedEvents(deps.db, [{ ...data, id: eventId, reason: disabledDetail(found.disabledReason) }]);
           deps.metrics.webhookEventsDropped.inc({ reason: 'disabled' });
           return;
         }
-        const added = queueEvent(data);
+        const added = queueWebhookEvent({ ...deps, queue: deps.queue() }, data);
         // The worker's connection waits for Redis to come back rather than fail; the caller is not held
         // that long (the event is still queued once Redis answers).
         const outcome = await withDeadline(added, ADD_WAIT_MS, () => 'late' as const);

@@ -99,6 +99,12 @@ export async function finishPending(deps: Pick<PendingDeps, 'shards' | 'redis'>,
   await client.eval(FINISH_PENDING, 2, ...pendingKeys(deps.shards, merchantId), eventId, merchantId);
 }
 
+/** How many of the merchant's events are pending now (a recovery queues more only while there is room). */
+export async function pendingCount(deps: Pick<PendingDeps, 'shards' | 'redis'>, merchantId: string): Promise<number> {
+  const [key] = pendingKeys(deps.shards, merchantId);
+  return deps.redis.zcard(key);
+}
+
 /** Takes every pending event of the merchant out of its set (its endpoint was disabled). */
 export async function takeAllPending(
   deps: Pick<PendingDeps, 'shards' | 'redis'>,

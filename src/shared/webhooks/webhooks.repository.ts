@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/client.js';
 import type { WebhookDeliveryState } from '../db/schema.js';
 import { openStoredSecret, type SecretSealer } from '../secrets/secret-sealer.js';
-import type { WebhookEventType } from './webhook-catalogue.js';
+import type { AnyWebhookEventType, WebhookEventType } from './webhook-catalogue.js';
 
 export interface WebhookSettings {
   url: string;
@@ -22,6 +22,11 @@ export interface WebhookStatus {
 /** A webhook as the delivery sees it: its status and its signing secret, opened. */
 export interface StoredWebhook extends WebhookStatus {
   secret: string;
+  /**
+   * The secret a rotation replaced, opened, while it still signs (until previous_secret_expires_at);
+   * null otherwise, or when it no longer opens (a key removed from SECRETS_KEYS within its 24 h).
+   */
+  previousSecret: string | null;
   /**
    * When its settings were last written (`updated_at` as Postgres prints it, to the microsecond): an
    * attempt's outcome is recorded only against the settings it was sent with (see recordEndpointFailure).
@@ -57,6 +62,9 @@ export async function findWebhook(
     .selectFrom('merchant_webhooks')
     .select(['merchant_id', 'url', 'events', 'secret', 'disabled_at', 'disabled_reason', 'failing_since'])
     .select(sql<string>`updated_at::text`.as('settings_version'))
+    .select(
+      sql<string | null>`CASE WHEN previous_secret_expires_at > now() THEN previous_secret END`.as('previous_secret'),
+    )
     .where('merchant_id', '=', merchantId)
     .executeTakeFirst();
   return (
@@ -64,12 +72,23 @@ export async function findWebhook(
       url: row.url,
       events: row.events as WebhookEventType[],
       secret: openStoredSecret(secrets, row.secret, row.merchant_id, 'merchant_webhooks.secret'),
+      previousSecret: openPrevious(secrets, row.previous_secret, row.merchant_id),
       disabledAt: row.disabled_at,
       disabledReason: row.disabled_reason,
       failingSince: row.failing_since,
       settingsVersion: row.settings_version,
     }
   );
+}
+
+/** The previous secret must never stop the current one from signing: one that does not open is left out. */
+function openPrevious(secrets: SecretSealer, stored: string | null, merchantId: string): string | null {
+  if (stored === null) return null;
+  try {
+    return openStoredSecret(secrets, stored, merchantId, 'merchant_webhooks.previous_secret');
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -99,6 +118,9 @@ export async function upsertWebhook(
         failing_since: null,
         disabled_at: null,
         disabled_reason: null,
+        // A new secret replaces the old one at once: only a rotation keeps the old one signing.
+        previous_secret: null,
+        previous_secret_expires_at: null,
       })),
     )
     .execute();
@@ -112,7 +134,7 @@ export async function deleteWebhook(db: Executor, merchantId: string): Promise<b
 export interface NewWebhookEvent {
   id: string;
   merchantId: string;
-  type: WebhookEventType;
+  type: AnyWebhookEventType;
   jobId: string;
   body: string;
 }

@@ -11,7 +11,10 @@ import {
   webhookMessageId,
   webhookQueueName,
   webhookRetryDelayMs,
+  webhookTestEventType,
 } from '../../shared/webhooks/webhook-catalogue.js';
+import { recordSentAttempt } from '../../shared/webhooks/webhook-delivery-log.repository.js';
+import { assertWebhookEventCatalogueComplete } from '../../shared/webhooks/webhook-events.js';
 import { disabledDetail } from '../../shared/webhooks/webhook-notifier.js';
 import { dropEvents, finishPending, type PendingDeps, takeAllPending } from '../../shared/webhooks/webhook-pending.js';
 import { signWebhook } from '../../shared/webhooks/webhook-signature.js';
@@ -26,6 +29,7 @@ import {
 } from '../../shared/webhooks/webhooks.repository.js';
 import { outageDelayMs } from '../job-failures.js';
 import type { WorkerDeps } from '../worker-context.js';
+import { processWebhookRecover } from './webhook-recover.processor.js';
 import { sendWebhook } from './webhook-sender.js';
 import { busyDelayMs, createMerchantSlots, type MerchantSlots } from './webhook-slots.js';
 
@@ -89,10 +93,13 @@ export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWor
         }
       });
     },
+    webhookRecover: (job, token) => processWebhookRecover({ ...delivery.pending, config: deps.config }, job, token),
   };
-  // As for the cancellation catalogue: start-up refuses a job kind without a processor.
+  // As for the cancellation catalogue: start-up refuses a job kind without a processor, and an event
+  // type without its payload and example.
   const missing = webhookJobNames.filter((name) => typeof processors[name] !== 'function');
   if (missing.length > 0) throw new Error(`no processor for webhook job kinds: ${missing.join(', ')}`);
+  assertWebhookEventCatalogueComplete();
 
   for (const outcome of ['delivered', 'retried', 'failed']) deps.metrics.webhookDeliveries.inc({ outcome }, 0);
   for (const reason of ['pending_cap', 'disabled']) deps.metrics.webhookEventsDropped.inc({ reason }, 0);
@@ -121,7 +128,8 @@ export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWor
     if (!job) return;
     const final = error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
     const merchantId = (job.data as Partial<WebhookDeliveryJob>).merchantId;
-    if (final && merchantId) void finishPending(delivery.pending, merchantId, job.id ?? '').catch(() => {});
+    if (final && merchantId && job.name === 'webhookDelivery')
+      void finishPending(delivery.pending, merchantId, job.id ?? '').catch(() => {});
   });
 
   return {
@@ -202,8 +210,11 @@ async function attempt(
     throw error;
   }
 
-  const attemptNumber = job.attemptsMade + 1;
-  if (!webhook?.events.includes(event.type)) {
+  // The row counts every attempt of the event, those of a job that sent it before included.
+  const attemptNumber = (event.priorAttempts ?? 0) + job.attemptsMade + 1;
+  const lastOfThisJob = job.attemptsMade + 1 >= (job.opts.attempts ?? WEBHOOK_MAX_ATTEMPTS);
+  const subscribed = event.type === webhookTestEventType || webhook?.events.includes(event.type);
+  if (!webhook || !subscribed) {
     const reason = webhook ? `event type ${event.type} no longer subscribed` : 'webhook removed';
     await finish(deps, pending, event, { ...emptyAttempt(attemptNumber - 1), state: 'failed', lastError: reason });
     throw new UnrecoverableError(reason);
@@ -220,6 +231,12 @@ async function attempt(
   await takeSlotOrWait(delivery, job, token, event);
   const messageId = webhookMessageId(event.eventId);
   const timestamp = Math.floor(Date.now() / 1000);
+  // During a rotation's overlap both secrets sign, space-separated as Standard Webhooks allows: a
+  // receiver that knows either one verifies the delivery.
+  const signature = [webhook.secret, ...(webhook.previousSecret ? [webhook.previousSecret] : [])]
+    .map((secret) => signWebhook(secret, messageId, timestamp, event.body))
+    .join(' ');
+  const sentAt = performance.now();
   const response = await sendWebhook({
     url: webhook.url,
     body: event.body,
@@ -228,9 +245,15 @@ async function attempt(
     headers: {
       'webhook-id': messageId,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signWebhook(webhook.secret, messageId, timestamp, event.body),
+      'webhook-signature': signature,
     },
   }).finally(() => delivery.slots.release(event.merchantId, event.eventId).catch(() => {}));
+  await recordSentAttempt(deps.db, {
+    eventId: event.eventId,
+    status: response.outcome === 'answered' ? response.status : null,
+    durationMs: performance.now() - sentAt,
+    error: response.outcome === 'answered' ? null : response.error,
+  });
 
   const log = {
     eventId: event.eventId,
@@ -280,14 +303,16 @@ async function attempt(
   // An internal address found at delivery time is not retried: a name that resolves inside the
   // service's network is a misconfiguration or an attack, and repeating the attempt for hours would
   // give an attacker more tries at a resolver race.
-  if (response.outcome === 'refused' || attemptNumber >= WEBHOOK_MAX_ATTEMPTS) {
+  if (response.outcome === 'refused' || lastOfThisJob) {
     await finish(deps, pending, event, { ...emptyAttempt(attemptNumber), state: 'failed', lastStatus, lastError });
     deps.logger.warn({ ...log, lastStatus, lastError }, 'webhook delivery given up');
     const message = `webhook delivery failed: ${lastError}`;
     throw response.outcome === 'refused' ? new UnrecoverableError(message) : new Error(message);
   }
 
-  const nextAttemptAt = new Date(Date.now() + webhookRetryDelayMs(attemptNumber, deps.config.WEBHOOK_RETRY_SCALE));
+  const nextAttemptAt = new Date(
+    Date.now() + webhookRetryDelayMs(job.attemptsMade + 1, deps.config.WEBHOOK_RETRY_SCALE),
+  );
   const recorded = await recordDeliveryAttempt(deps.db, event.eventId, {
     ...emptyAttempt(attemptNumber),
     state: 'pending',

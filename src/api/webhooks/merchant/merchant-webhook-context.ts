@@ -1,0 +1,73 @@
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { AppError } from '../../../shared/errors.js';
+import type { QueueingDeps } from '../../../shared/webhooks/webhook-queueing.js';
+import { findWebhookStatus, type WebhookStatus } from '../../../shared/webhooks/webhooks.repository.js';
+import type { AppEnv } from '../../context.js';
+import { errorResponse, merchantErrorResponses, signedFields } from '../../schemas.js';
+
+/**
+ * What the merchant's webhook routes (webhooks/*) share: their path, their tag, their error answers, the
+ * event id as the merchant knows it (the `webhook-id` header, `msg_<uuid>`), and the endpoint a send
+ * needs.
+ */
+
+export const webhooksPath = (name: string) => `/api/v1/integration/webhooks/${name}`;
+export const webhooksTag = 'Webhooks';
+export { signedFields };
+
+export const webhookErrorResponses = {
+  ...merchantErrorResponses,
+  409: errorResponse('CONFLICT (13): no webhook endpoint is set (webhooks/put sets one), or it is disabled'),
+} as const;
+
+export const webhookNotFound = errorResponse("NOT_FOUND (10): no such event of this merchant's within the retention");
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An event id as `webhook-id` carries it (`msg_<uuid>`) or as the bare uuid. */
+export const eventIdSchema = z
+  .string()
+  .max(64)
+  .refine((value) => UUID.test(value.replace(/^msg_/, '')), 'an event id: msg_<uuid> as in the webhook-id header')
+  .openapi({
+    description: 'The `webhook-id` of the event (`msg_<uuid>`)',
+    example: 'msg_1b4e28ba-2fa1-8a1d-a0a2-c6f1e2c3d4e5',
+  });
+
+/** The row id of an event id as the merchant gave it. */
+export function eventRowId(eventId: string): string {
+  return eventId.replace(/^msg_/, '').toLowerCase();
+}
+
+/** The merchant's endpoint, enabled: what a send needs (409 otherwise). */
+export async function requireEnabledEndpoint(c: Context<AppEnv>, merchantId: string): Promise<WebhookStatus> {
+  const webhook = await findWebhookStatus(c.get('deps').db, merchantId);
+  if (!webhook) throw new AppError('CONFLICT', 'No webhook endpoint is set: set one with webhooks/put');
+  if (webhook.disabledAt) {
+    throw new AppError(
+      'CONFLICT',
+      `The webhook endpoint is disabled (${webhook.disabledReason ?? 'failing'}): set it again with webhooks/put`,
+    );
+  }
+  return webhook;
+}
+
+/** The API process's own connections and the webhooks queue, as queueing an event needs them. */
+export function queueingDeps(c: Context<AppEnv>): QueueingDeps {
+  const deps = c.get('deps');
+  return {
+    config: deps.config,
+    db: deps.db,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    redis: deps.redis,
+    shards: deps.shards,
+    queue: deps.producer.queues.webhooks,
+  };
+}
+
+/** Nothing older than the retention is the merchant's to see or send again. */
+export function retentionStart(c: Context<AppEnv>): Date {
+  return new Date(Date.now() - c.get('deps').config.RETENTION_MS);
+}

@@ -1,0 +1,147 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { webhookDeliveryStates } from '../../../shared/db/schema.js';
+import { AppError } from '../../../shared/errors.js';
+import { allWebhookEventTypes, webhookMessageId } from '../../../shared/webhooks/webhook-catalogue.js';
+import {
+  type DeliveryCursor,
+  listDeliveryPage,
+  MAX_ATTEMPTS_SHOWN,
+} from '../../../shared/webhooks/webhook-delivery-log.repository.js';
+import type { App } from '../../context.js';
+import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
+import { jsonBody } from '../../schemas.js';
+import {
+  retentionStart,
+  signedFields,
+  webhookErrorResponses,
+  webhooksPath,
+  webhooksTag,
+} from './merchant-webhook-context.js';
+
+const MAX_PAGE = 100;
+
+const RequestSchema = z
+  .strictObject({
+    ...signedFields,
+    after: z
+      .string()
+      .max(200)
+      .optional()
+      .openapi({ description: 'The `next` of the previous page; absent for the first (newest) page' }),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGE)
+      .default(20)
+      .openapi({ description: `1 to ${MAX_PAGE}, default 20` }),
+    status: z.enum(webhookDeliveryStates).optional().openapi({ description: 'Only deliveries in this state' }),
+    type: z.enum(allWebhookEventTypes).optional(),
+    jobId: z.string().min(1).max(128).optional().openapi({ description: 'Only the events about this job' }),
+  })
+  .openapi('WebhookDeliveriesRequest');
+
+const AttemptSchema = z.object({
+  at: z.number().int().openapi({ description: 'Epoch milliseconds: when the attempt was sent' }),
+  status: z.number().int().nullable().openapi({ description: "Your endpoint's HTTP status; null: no answer" }),
+  durationMs: z.number().int().openapi({ description: 'From sending to the answer (or to giving up)' }),
+  error: z.string().nullable().openapi({ description: 'Why no answer came (timeout, connection refused, …)' }),
+});
+
+const DeliverySchema = z.object({
+  eventId: z
+    .string()
+    .openapi({ description: 'The `webhook-id` of every attempt', example: 'msg_1b4e28ba-2fa1-8a1d-a0a2-c6f1e2c3d4e5' }),
+  type: z.enum(allWebhookEventTypes),
+  jobId: z.string().nullable().openapi({ description: 'The job the event is about; null for webhook.test' }),
+  state: z.enum(webhookDeliveryStates).openapi({
+    description:
+      'pending (not sent yet, or waiting for a retry), delivered (a 2xx), failed (given up), dropped (not sent: ' +
+      'too many pending, or the endpoint disabled; webhooks/recover sends it)',
+  }),
+  lastError: z.string().nullable(),
+  nextAttemptAt: z.number().int().nullable().openapi({ description: 'Epoch milliseconds; null when none is planned' }),
+  deliveredAt: z.number().int().nullable().openapi({ description: 'Epoch milliseconds' }),
+  createdAt: z.number().int().openapi({ description: 'Epoch milliseconds: when the event happened' }),
+  attempts: z.array(AttemptSchema).openapi({ description: `Oldest first; the latest ${MAX_ATTEMPTS_SHOWN} at most` }),
+});
+
+const AnswerSchema = z
+  .object({
+    deliveries: z.array(DeliverySchema).openapi({ description: 'Newest first' }),
+    next: z.string().nullable().openapi({ description: 'Pass as `after` for the next page; null: no more' }),
+  })
+  .openapi('WebhookDeliveries');
+
+const encodeCursor = (cursor: DeliveryCursor) =>
+  Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
+
+function decodeCursor(text: string): DeliveryCursor {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(text, 'base64url').toString()) as unknown[];
+    if (
+      typeof createdAt === 'string' &&
+      !Number.isNaN(Date.parse(createdAt.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'))) &&
+      typeof id === 'string' &&
+      /^[0-9a-f-]{36}$/.test(id)
+    ) {
+      return { createdAt, id };
+    }
+  } catch {
+    // Falls through to the refusal.
+  }
+  throw new AppError('INVALID_REQUEST', 'after: not a cursor this list gave');
+}
+
+export function registerWebhookDeliveries(app: App, auth: MerchantRouteMiddleware): void {
+  const route = createRoute({
+    method: 'post',
+    path: webhooksPath('deliveries'),
+    operationId: 'listWebhookDeliveries',
+    tags: [webhooksTag],
+    summary: 'Your webhook delivery log: each event, its outcome and its attempts',
+    description:
+      'Keyset pages, newest first, over the retention (30 days by default). Filters combine: status, type, jobId.',
+    middleware: auth,
+    request: { body: jsonBody(RequestSchema) },
+    responses: {
+      200: { description: 'A page of deliveries', content: { 'application/json': { schema: AnswerSchema } } },
+      ...webhookErrorResponses,
+    },
+  });
+  app.openapi(route, async (c) => {
+    const body = c.req.valid('json');
+    const rows = await listDeliveryPage(c.get('deps').db, c.get('merchant').id, {
+      ...(body.after === undefined ? {} : { after: decodeCursor(body.after) }),
+      limit: body.limit + 1,
+      ...(body.status ? { state: body.status } : {}),
+      ...(body.type ? { type: body.type } : {}),
+      ...(body.jobId === undefined ? {} : { jobId: body.jobId }),
+      notBefore: retentionStart(c),
+    });
+    const page = rows.slice(0, body.limit);
+    const last = page.at(-1);
+    return c.json(
+      {
+        deliveries: page.map((row) => ({
+          eventId: webhookMessageId(row.eventId),
+          type: row.type,
+          jobId: row.jobId === '' ? null : row.jobId,
+          state: row.state,
+          lastError: row.lastError,
+          nextAttemptAt: row.nextAttemptAt?.getTime() ?? null,
+          deliveredAt: row.deliveredAt?.getTime() ?? null,
+          createdAt: row.createdAt.getTime(),
+          attempts: row.attempts.map((attempt) => ({
+            at: attempt.at.getTime(),
+            status: attempt.status,
+            durationMs: attempt.durationMs,
+            error: attempt.error,
+          })),
+        })),
+        next: rows.length > body.limit && last ? encodeCursor(last.cursor) : null,
+      },
+      200,
+    );
+  });
+}

@@ -1,0 +1,39 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { AppError } from '../../../shared/errors.js';
+import { findWebhookStatus } from '../../../shared/webhooks/webhooks.repository.js';
+import type { App } from '../../context.js';
+import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
+import { jsonBody } from '../../schemas.js';
+import { webhookStatusAnswer, webhookStatusFields } from '../webhook-settings.js';
+import {
+  signedFields,
+  webhookErrorResponses,
+  webhookNotFound,
+  webhooksPath,
+  webhooksTag,
+} from './merchant-webhook-context.js';
+
+const RequestSchema = z.strictObject({ ...signedFields }).openapi('WebhookGetRequest');
+const AnswerSchema = z.object(webhookStatusFields).openapi('Webhook');
+
+export function registerWebhookEndpointGet(app: App, auth: MerchantRouteMiddleware): void {
+  const route = createRoute({
+    method: 'post',
+    path: webhooksPath('get'),
+    operationId: 'getWebhook',
+    tags: [webhooksTag],
+    summary: 'Your webhook endpoint and whether it is enabled (never its secret)',
+    middleware: auth,
+    request: { body: jsonBody(RequestSchema) },
+    responses: {
+      200: { description: 'The endpoint', content: { 'application/json': { schema: AnswerSchema } } },
+      404: webhookNotFound,
+      ...webhookErrorResponses,
+    },
+  });
+  app.openapi(route, async (c) => {
+    const webhook = await findWebhookStatus(c.get('deps').db, c.get('merchant').id);
+    if (!webhook) throw new AppError('NOT_FOUND', 'No webhook endpoint is set');
+    return c.json(webhookStatusAnswer(webhook), 200);
+  });
+}

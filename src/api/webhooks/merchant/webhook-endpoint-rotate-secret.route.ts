@@ -1,0 +1,69 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { AppError } from '../../../shared/errors.js';
+import { rotateWebhookSecret } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
+import { generateWebhookSecret } from '../../../shared/webhooks/webhook-signature.js';
+import { auditMerchantWrite } from '../../admin/admin-audit.js';
+import type { App } from '../../context.js';
+import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
+import { jsonBody } from '../../schemas.js';
+import { signedFields, webhookErrorResponses, webhooksPath, webhooksTag } from './merchant-webhook-context.js';
+
+/** How long the replaced secret keeps signing beside the new one. */
+const PREVIOUS_WEBHOOK_SECRET_MS = 24 * 60 * 60 * 1000;
+
+const RequestSchema = z.strictObject({ ...signedFields }).openapi('WebhookRotateSecretRequest');
+const AnswerSchema = z
+  .object({
+    secret: z.string().openapi({
+      description: 'The new signing secret: shown only in this answer',
+      example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/xSAaMzSA1c=',
+    }),
+    previousSecretExpiresAt: z
+      .number()
+      .int()
+      .openapi({
+        description:
+          'Epoch milliseconds: until then every delivery carries two signatures in `webhook-signature` ' +
+          '(`v1,<new> v1,<previous>`), so a receiver that knows either secret verifies it',
+      }),
+  })
+  .openapi('RotatedWebhookSecret');
+
+export function registerWebhookEndpointRotateSecret(app: App, auth: MerchantRouteMiddleware): void {
+  const route = createRoute({
+    method: 'post',
+    path: webhooksPath('rotateSecret'),
+    operationId: 'rotateWebhookSecret',
+    tags: [webhooksTag],
+    summary: "Replace your endpoint's signing secret; the previous one keeps signing for 24 hours",
+    description:
+      'A secret replaced by an earlier rotation stops signing at once. Recorded in the audit log as your own change ' +
+      '(never the secret).',
+    middleware: auth,
+    request: { body: jsonBody(RequestSchema) },
+    responses: {
+      200: { description: 'The new secret', content: { 'application/json': { schema: AnswerSchema } } },
+      ...webhookErrorResponses,
+    },
+  });
+  app.openapi(route, async (c) => {
+    const merchantId = c.get('merchant').id;
+    const { db, secrets } = c.get('deps');
+    const secret = generateWebhookSecret();
+    const previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_WEBHOOK_SECRET_MS);
+    const rotated = await db.transaction().execute(async (trx) => {
+      const done = await rotateWebhookSecret(trx, secrets, merchantId, secret, previousSecretExpiresAt);
+      if (done) {
+        await auditMerchantWrite(c, trx, {
+          action: 'webhook.secret.rotate',
+          target: merchantId,
+          after: { previousSecretExpiresAt: previousSecretExpiresAt.getTime() },
+        });
+      }
+      return done;
+    });
+    if (!rotated) throw new AppError('CONFLICT', 'No webhook endpoint is set: set one with webhooks/put');
+    c.get('logger').info({ merchantId, previousSecretExpiresAt }, 'webhook secret rotated');
+    return c.json({ secret, previousSecretExpiresAt: previousSecretExpiresAt.getTime() }, 200);
+  });
+}
