@@ -20,8 +20,11 @@ export type Schema = {
   items?: Schema;
   minItems?: number;
   maxItems?: number;
+  uniqueItems?: boolean;
   properties?: Record<string, Schema>;
   required?: string[];
+  /** Only `false` is supported: no property beyond `properties`. Generated objects never carry one. */
+  additionalProperties?: boolean;
   anyOf?: Schema[];
   oneOf?: Schema[];
 };
@@ -29,7 +32,15 @@ export type Schema = {
 const KNOWN = new Set([
   ...['$ref', 'type', 'enum', 'format', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'items'],
   ...['minItems', 'maxItems', 'properties', 'required', 'anyOf', 'oneOf', 'description', 'example'],
+  ...['additionalProperties', 'default', 'uniqueItems'],
 ]);
+
+/**
+ * Addresses a `format: uri` field (a webhook endpoint) takes: public unicast literals, since what makes
+ * a URL acceptable beyond its syntax (no special-purpose address, no user information) is a rule of the
+ * service that its description states and JSON Schema cannot.
+ */
+const PUBLIC_URLS = ['https://93.184.216.34/hooks', 'http://8.8.8.8/rewards/events?source=gateway'];
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$/;
 
@@ -42,7 +53,10 @@ export class SchemaSet {
     if (!resolved) throw new Error(`unresolved ${schema.$ref}`);
     const unknown = Object.keys(resolved).filter((key) => !KNOWN.has(key));
     if (unknown.length > 0) throw new Error(`keywords not supported by the generator: ${unknown.join(', ')}`);
-    if (resolved.format !== undefined && resolved.format !== 'uuid') throw new Error(`format ${resolved.format}`);
+    if (resolved.format !== undefined && !['uuid', 'uri'].includes(resolved.format)) {
+      throw new Error(`format ${resolved.format}`);
+    }
+    if (resolved.additionalProperties === true) throw new Error('additionalProperties: true');
     return resolved;
   }
 
@@ -57,6 +71,7 @@ export class SchemaSet {
       if (s.maxLength !== undefined && length > s.maxLength) return false;
       if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(value)) return false;
       if (s.format === 'uuid' && !UUID.test(value)) return false;
+      if (s.format === 'uri' && !URL.canParse(value)) return false;
     }
     if (typeof value === 'number') {
       if (s.minimum !== undefined && value < s.minimum) return false;
@@ -66,9 +81,13 @@ export class SchemaSet {
       if (s.minItems !== undefined && value.length < s.minItems) return false;
       if (s.maxItems !== undefined && value.length > s.maxItems) return false;
       if (s.items && !value.every((item) => this.matches(s.items as Schema, item))) return false;
+      if (s.uniqueItems && new Set(value.map((item) => JSON.stringify(item))).size !== value.length) return false;
     }
     if (isObject(value)) {
       if (!(s.required ?? []).every((name) => name in value)) return false;
+      if (s.additionalProperties === false && Object.keys(value).some((name) => !(name in (s.properties ?? {})))) {
+        return false;
+      }
       for (const [name, property] of Object.entries(s.properties ?? {})) {
         if (name in value && !this.matches(property, value[name])) return false;
       }
@@ -113,7 +132,10 @@ export class SchemaSet {
       case 'array': {
         const minLength = s.minItems ?? 0;
         const maxLength = Math.min(s.maxItems ?? 4, minLength + 4);
-        return fc.array(this.arbitrary(s.items ?? {}), { minLength, maxLength });
+        const items = this.arbitrary(s.items ?? {});
+        return s.uniqueItems
+          ? fc.uniqueArray(items, { minLength, maxLength, selector: (item) => JSON.stringify(item) })
+          : fc.array(items, { minLength, maxLength });
       }
       case 'object':
         return this.objectArbitrary(s);
@@ -124,6 +146,7 @@ export class SchemaSet {
 
   private stringArbitrary(s: Schema): fc.Arbitrary<string> {
     if (s.format === 'uuid') return uuidArbitrary;
+    if (s.format === 'uri') return fc.constantFrom(...PUBLIC_URLS);
     if (s.pattern !== undefined && s.minLength === undefined && s.maxLength === undefined) {
       return fc.stringMatching(new RegExp(s.pattern));
     }

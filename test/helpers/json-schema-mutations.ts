@@ -141,6 +141,7 @@ function stringMutations(s: Schema): Array<[string, unknown]> {
   if ((s.minLength ?? 0) > 0) out.push(['too short', '']);
   if (s.maxLength !== undefined) out.push(['too long', '\u{1F600}'.repeat(s.maxLength + 1)]);
   if (s.format === 'uuid') out.push(['not a uuid', '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5']);
+  if (s.format === 'uri') out.push(['not a URL', 'not a url']);
   if (s.pattern !== undefined) {
     const pattern = new RegExp(s.pattern, 'u');
     const lengthOk = (text: string) =>

@@ -264,6 +264,39 @@ const routes: MerchantRoute[] = [
       expect(await response.json()).toMatchObject({ jobId: prepared.jobId, operation: 'cancel', state: 'queued' });
     },
   },
+  {
+    name: 'jobs/report',
+    method: 'POST',
+    path: '/api/v1/integration/jobs/report',
+    merchantIdIsUuid: true,
+    prepare: async ({ api: target, merchant, headers }) => {
+      // A bulk job of this merchant, still queued: its report is not ready.
+      return { jobId: await queueBulkCancel(target, merchant, headers) };
+    },
+    invalidFields: { jobId: 42 },
+    expectServed: async (response) => {
+      expect(response.status).toBe(409);
+      expect(response.headers.get('retry-after')).not.toBeNull();
+      expect(await response.json()).toMatchObject({ errorCode: 13 });
+    },
+  },
+  {
+    name: 'GET jobs/events',
+    method: 'GET',
+    path: '/api/v1/integration/jobs/events',
+    merchantIdIsUuid: true,
+    prepare: async ({ api: target, merchant, headers }) => {
+      // A queued job of this merchant to follow.
+      return { jobId: await queueCancel(target, merchant, headers) };
+    },
+    invalidFields: { jobId: '' },
+    expectServed: async (response) => {
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      // The stream stays open while the job waits: leave it.
+      await response.body?.cancel();
+    },
+  },
   ...webhookRoutes(),
   {
     name: 'POST /betSlip',
@@ -289,6 +322,17 @@ const routes: MerchantRoute[] = [
 async function queueCancel(target: TestApi, merchant: MerchantCredentials, headers: Record<string, string>) {
   const path = '/api/v1/integration/rewards/cancel';
   const body = JSON.stringify(sign(merchant, { id: randomUUID() }));
+  const queued = await target.post(path, body, {
+    ...headers,
+    ...bodyBoundHeaders(merchant, { method: 'POST', pathWithQuery: path, body }),
+  });
+  if (queued.status !== 200) throw new Error(`could not queue a job: ${queued.status}`);
+  return queued.headers.get('x-job-id');
+}
+
+async function queueBulkCancel(target: TestApi, merchant: MerchantCredentials, headers: Record<string, string>) {
+  const path = '/api/v1/integration/rewards/bulkCancel';
+  const body = JSON.stringify(sign(merchant, { ids: [randomUUID()] }));
   const queued = await target.post(path, body, {
     ...headers,
     ...bodyBoundHeaders(merchant, { method: 'POST', pathWithQuery: path, body }),

@@ -134,12 +134,21 @@ describe('requests generated from openapi/merchant.json are accepted or refused 
       'bulkCancel',
       'bulkCancelByQuery',
       'cancelReward',
+      'deleteWebhook',
+      'getJobReport',
       'getJobStatus',
+      'getWebhook',
       'listJobRewards',
       'listJobUnapplied',
       'listJobs',
+      'listWebhookDeliveries',
       'postBetSlip',
+      'putWebhook',
       'readAllRewardConfigurations',
+      'recoverWebhookEvents',
+      'redeliverWebhookEvent',
+      'rotateWebhookSecret',
+      'sendWebhookTestEvent',
     ]);
   });
 
@@ -167,7 +176,14 @@ describe('requests generated from openapi/merchant.json are accepted or refused 
         'timestamp',
         'hash',
       ]);
-      expect(edges.length).toBeGreaterThan(0);
+      // Fields with edges: plain strings, integers, nullable ones. An operation whose other fields are all
+      // formats, enums or lists (webhooks/put, webhooks/redeliver) or that has none (webhooks/get) has none.
+      const withEdges = Object.entries(schemas.resolve(schema).properties ?? {}).filter(
+        ([name, property]) =>
+          !['merchantId', 'timestamp', 'hash'].includes(name) &&
+          validBoundaries(schemas, { type: 'object', properties: { [name]: property } }, {}).length > 0,
+      );
+      expect(edges.length > 0).toBe(withEdges.length > 0);
       const problems: string[] = [];
       for (const edge of edges) {
         const problem = notAccepted(operation, await send(path, signed(edge.body)));

@@ -1073,7 +1073,8 @@ export interface components {
              */
             hash: string;
             /**
-             * @description http or https, without user information (`user:password@` is refused). Loopback, private, link-local and every other special-purpose address (the IANA registries) are refused, when the URL is set and again, after resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)
+             * Format: uri
+             * @description http or https on its default port (80 or 443), without user information (`user:password@` is refused). Loopback, private, link-local and every other special-purpose address (the IANA registries) are refused, when the URL is set and again, after resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)
              * @example https://merchant.example/webhooks/rewards
              */
             url: string;
@@ -1192,7 +1193,10 @@ export interface components {
              * @example <hex HMAC-SHA256 of merchantId followed by timestamp>
              */
             hash: string;
-            /** @description The `next` of the previous page; absent for the first (newest) page */
+            /**
+             * @description The `next` of the previous page (an event id); absent for the first (newest) page
+             * @example msg_1b4e28ba-2fa1-8a1d-a0a2-c6f1e2c3d4e5
+             */
             after?: string;
             /**
              * @description 1 to 100, default 20
@@ -1206,7 +1210,10 @@ export interface components {
             status?: "pending" | "delivered" | "failed" | "dropped";
             /** @enum {string} */
             type?: "job.completed" | "job.failed" | "job.cancelled" | "webhook.test";
-            /** @description Only the events about this job */
+            /**
+             * Format: uuid
+             * @description Only the events about this job
+             */
             jobId?: string;
         };
         WebhookRedelivered: {
@@ -1262,7 +1269,7 @@ export interface components {
              */
             hash: string;
             /**
-             * @description Epoch milliseconds: events from then on (at most the retention back; earlier means that)
+             * @description Epoch milliseconds: events from then on (at most the retention back; earlier means that; a time to come recovers nothing)
              * @example 1763593200000
              */
             since: number;

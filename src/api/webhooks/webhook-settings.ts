@@ -36,8 +36,9 @@ export const webhookUrlSchema = z
   .min(1)
   .max(2_048)
   .openapi({
+    format: 'uri',
     description:
-      'http or https, without user information (`user:password@` is refused). Loopback, private, link-local and ' +
+      'http or https on its default port (80 or 443), without user information (`user:password@` is refused). Loopback, private, link-local and ' +
       'every other special-purpose address (the IANA registries) are refused, when the URL is set and again, after ' +
       'resolving the host name, at every delivery (unless WEBHOOK_ALLOW_PRIVATE)',
     example: 'https://merchant.example/webhooks/rewards',
@@ -47,7 +48,8 @@ export const webhookEventsSchema = z
   .array(z.enum(webhookEventTypes))
   .min(1, 'give at least one event type, or leave events out for all of them')
   .max(webhookEventTypes.length)
-  .refine((events) => new Set(events).size === events.length, 'each event type at most once');
+  .refine((events) => new Set(events).size === events.length, 'each event type at most once')
+  .openapi({ uniqueItems: true });
 
 export interface NewWebhook {
   url: string;

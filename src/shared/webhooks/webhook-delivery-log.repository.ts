@@ -39,7 +39,8 @@ export interface DeliveryCursor {
 }
 
 export interface DeliveryPageQuery {
-  after?: DeliveryCursor;
+  /** The event id of the last delivery of the previous page. */
+  afterEventId?: string;
   limit: number;
   state?: WebhookDeliveryState;
   type?: AnyWebhookEventType;
@@ -76,9 +77,12 @@ export async function listDeliveryPage(
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(query.limit);
-  if (query.after) {
-    const { createdAt, id } = query.after;
-    select = select.where(sql<boolean>`(created_at, id) < (${createdAt}::timestamptz, ${id}::uuid)`);
+  if (query.afterEventId !== undefined) {
+    // The page after one of this merchant's deliveries; an event it does not have gives an empty page.
+    select = select.where(
+      sql<boolean>`(created_at, id) < (SELECT d.created_at, d.id FROM webhook_deliveries d
+        WHERE d.merchant_id = ${merchantId} AND d.id = ${query.afterEventId}::uuid)`,
+    );
   }
   if (query.state) select = select.where('state', '=', query.state);
   if (query.type) select = select.where('type', '=', query.type);

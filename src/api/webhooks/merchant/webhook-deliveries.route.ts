@@ -1,16 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { webhookDeliveryStates } from '../../../shared/db/schema.js';
-import { AppError } from '../../../shared/errors.js';
 import { allWebhookEventTypes, webhookMessageId } from '../../../shared/webhooks/webhook-catalogue.js';
-import {
-  type DeliveryCursor,
-  listDeliveryPage,
-  MAX_ATTEMPTS_SHOWN,
-} from '../../../shared/webhooks/webhook-delivery-log.repository.js';
+import { listDeliveryPage, MAX_ATTEMPTS_SHOWN } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
+import { jobIdSchema } from '../../../shared/wire-rules.js';
 import type { App } from '../../context.js';
 import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
 import { jsonBody } from '../../schemas.js';
 import {
+  eventIdSchema,
+  eventRowId,
   retentionStart,
   signedFields,
   webhookErrorResponses,
@@ -23,11 +21,9 @@ const MAX_PAGE = 100;
 const RequestSchema = z
   .strictObject({
     ...signedFields,
-    after: z
-      .string()
-      .max(200)
+    after: eventIdSchema
       .optional()
-      .openapi({ description: 'The `next` of the previous page; absent for the first (newest) page' }),
+      .openapi({ description: 'The `next` of the previous page (an event id); absent for the first (newest) page' }),
     limit: z
       .number()
       .int()
@@ -37,7 +33,7 @@ const RequestSchema = z
       .openapi({ description: `1 to ${MAX_PAGE}, default 20` }),
     status: z.enum(webhookDeliveryStates).optional().openapi({ description: 'Only deliveries in this state' }),
     type: z.enum(allWebhookEventTypes).optional(),
-    jobId: z.string().min(1).max(128).optional().openapi({ description: 'Only the events about this job' }),
+    jobId: jobIdSchema().uuid().optional().openapi({ description: 'Only the events about this job' }),
   })
   .openapi('WebhookDeliveriesRequest');
 
@@ -73,26 +69,6 @@ const AnswerSchema = z
   })
   .openapi('WebhookDeliveries');
 
-const encodeCursor = (cursor: DeliveryCursor) =>
-  Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
-
-function decodeCursor(text: string): DeliveryCursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(text, 'base64url').toString()) as unknown[];
-    if (
-      typeof createdAt === 'string' &&
-      !Number.isNaN(Date.parse(createdAt.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'))) &&
-      typeof id === 'string' &&
-      /^[0-9a-f-]{36}$/.test(id)
-    ) {
-      return { createdAt, id };
-    }
-  } catch {
-    // Falls through to the refusal.
-  }
-  throw new AppError('INVALID_REQUEST', 'after: not a cursor this list gave');
-}
-
 export function registerWebhookDeliveries(app: App, auth: MerchantRouteMiddleware): void {
   const route = createRoute({
     method: 'post',
@@ -112,7 +88,7 @@ export function registerWebhookDeliveries(app: App, auth: MerchantRouteMiddlewar
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
     const rows = await listDeliveryPage(c.get('deps').db, c.get('merchant').id, {
-      ...(body.after === undefined ? {} : { after: decodeCursor(body.after) }),
+      ...(body.after === undefined ? {} : { afterEventId: eventRowId(body.after) }),
       limit: body.limit + 1,
       ...(body.status ? { state: body.status } : {}),
       ...(body.type ? { type: body.type } : {}),
@@ -139,7 +115,7 @@ export function registerWebhookDeliveries(app: App, auth: MerchantRouteMiddlewar
             error: attempt.error,
           })),
         })),
-        next: rows.length > body.limit && last ? encodeCursor(last.cursor) : null,
+        next: rows.length > body.limit && last ? webhookMessageId(last.eventId) : null,
       },
       200,
     );

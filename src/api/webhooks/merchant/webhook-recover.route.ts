@@ -17,8 +17,9 @@ import {
 const RequestSchema = z
   .strictObject({
     ...signedFields,
-    since: z.number().int().min(0).openapi({
-      description: 'Epoch milliseconds: events from then on (at most the retention back; earlier means that)',
+    since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).openapi({
+      description:
+        'Epoch milliseconds: events from then on (at most the retention back; earlier means that; a time to come recovers nothing)',
       example: 1763593200000,
     }),
   })
@@ -54,8 +55,8 @@ export function registerWebhookRecover(app: App, auth: MerchantRouteMiddleware):
     const merchantId = c.get('merchant').id;
     const now = Date.now();
     const requested = c.req.valid('json').since;
-    if (requested > now) throw new AppError('INVALID_REQUEST', 'since: in the future');
-    const since = Math.max(requested, retentionStart(c).getTime());
+    // A time to come is not an error: nothing was undelivered after it (the document states only a range).
+    const since = Math.min(Math.max(requested, retentionStart(c).getTime()), now);
     const webhook = await requireEnabledEndpoint(c, merchantId);
     const queue = c.get('deps').producer.queues.webhooks;
     const jobId = webhookRecoverJobId(merchantId);
