@@ -33,7 +33,7 @@ export async function recordSentAttempt(db: Executor, attempt: SentAttempt): Pro
 }
 
 /** Where a page ends: the last delivery's `created_at` as Postgres prints it (to the microsecond) and its id. */
-export interface DeliveryCursor {
+interface DeliveryCursor {
   createdAt: string;
   id: string;
 }
@@ -58,7 +58,6 @@ export interface LoggedDelivery {
   nextAttemptAt: Date | null;
   deliveredAt: Date | null;
   createdAt: Date;
-  cursor: DeliveryCursor;
   attempts: Array<{ at: Date; status: number | null; durationMs: number; error: string | null }>;
 }
 
@@ -118,7 +117,6 @@ export async function listDeliveryPage(
     nextAttemptAt: row.next_attempt_at,
     deliveredAt: row.delivered_at,
     createdAt: row.created_at,
-    cursor: { createdAt: row.created_at_text, id: row.id },
     // Oldest first, as they happened.
     attempts: (byEvent.get(row.id) ?? []).reverse(),
   }));
