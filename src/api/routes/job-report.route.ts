@@ -113,7 +113,7 @@ export function registerJobReport(app: App, auth: MerchantRouteMiddleware): void
     c.header('Vary', 'Accept-Encoding');
     c.header('Cache-Control', 'no-store');
     if (gzip) c.header('Content-Encoding', 'gzip');
-    const encoded = gzip ? body.pipeThrough(new CompressionStream('gzip')) : body;
+    const encoded = gzip ? body.pipeThrough(new TextEncoderStream()).pipeThrough(new CompressionStream('gzip')) : body;
     // hono types a stream body as no declared response; it is the route's 200 (NDJSON text).
     return c.body(encoded, 200) as unknown as RouteConfigToTypedResponse<typeof route>;
   });
