@@ -155,7 +155,7 @@ const PROBE = `
   const provider = trace.getTracerProvider().getDelegate();
   // An instrumentation marks what it wraps with __wrapped.
   const patched = Boolean(pg.Client.prototype.query.__wrapped);
-  // Does the active context outlive an await (AsyncLocalStorage) or not (the API's call-stack manager)?
+  // Does the active context outlive an await (AsyncLocalStorage) or not (no context manager registered)?
   const key = createContextKey('probe');
   const survives = await context.with(ROOT_CONTEXT.setValue(key, 1), async () => {
     await Promise.resolve();
@@ -192,7 +192,7 @@ describe('the preload', () => {
     );
   });
 
-  it('in the API process: the SDK with no instrumentation and a context that ends at the call stack', () => {
+  it('in the API process: the SDK with no instrumentation, and a context that follows awaits', () => {
     // The preload tells the API by its entry point (…/api/index.js): a file of that name runs the probe.
     const directory = mkdtempSync(join(root, 'test', '.preload-probe-'));
     try {
@@ -200,7 +200,7 @@ describe('the preload', () => {
       mkdirSync(dirname(entry));
       writeFileSync(entry, PROBE);
       expect(afterPreload({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' }, entry)).toBe(
-        'TracerProvider untouched call-stack',
+        'TracerProvider untouched async',
       );
     } finally {
       rmSync(directory, { recursive: true, force: true });

@@ -25,8 +25,8 @@ export function requestContext(deps: ApiDeps): MiddlewareHandler<AppEnv> {
     // Asked once: an ended span says it is no longer recording.
     const sampled = serverSpan?.span.isRecording() === true;
     if (serverSpan !== undefined) {
-      // Handlers start their spans under it explicitly (the enqueue: enqueue-cancellation.ts); the API
-      // keeps no async context (shared/telemetry/call-stack-context-manager.ts).
+      // Handlers start their spans under it explicitly (the enqueue: enqueue-cancellation.ts): the
+      // middleware enters no context of its own.
       c.set('traceContext', serverSpan.context);
       if (sampled) c.set('logger', c.get('logger').with(traceFieldsOf(serverSpan.span)));
     }

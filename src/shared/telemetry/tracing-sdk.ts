@@ -19,7 +19,6 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { TelemetrySettings } from '../config.js';
-import { CallStackContextManager } from './call-stack-context-manager.js';
 import { RedactingSpanExporter } from './span-redaction.js';
 
 /**
@@ -78,17 +77,17 @@ export function startTracing(settings: TelemetrySettings & { tracesUrl: string }
   });
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
+  // The SDK's own context manager in both processes: on Node 24, AsyncLocalStorage runs on
+  // AsyncContextFrame (no promise hook per await), so the active context follows a request's awaits
+  // for the price of a `context.with`.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   if (isApiEntryPoint(entryPoint)) {
     // The API records only the spans it makes itself with explicit parents (the request's server span,
-    // src/api/http/server-span.ts, and the enqueue), and keeps the active context for synchronous calls
-    // only (call-stack-context-manager.ts). AsyncLocalStorage's hooks cost every request about a fifth
-    // of its speed on Node 20, and the pg and ioredis wrappers another ~6 % (readAll, 2026-11-25) while
-    // making no span without a context to hang it on. The Postgres and Redis spans of a request's work
-    // are the worker's, where the job runs.
-    context.setGlobalContextManager(new CallStackContextManager().enable());
+    // src/api/http/server-span.ts, and the enqueue) and runs no instrumentation: the pg and ioredis
+    // wrappers cost ~6 % of readAll (2026-11-25, Node 20) while the Postgres and Redis spans of a
+    // request's work are the worker's, where the job runs.
     return provider;
   }
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
