@@ -1,9 +1,7 @@
-import { createRoute, z } from '@hono/zod-openapi';
-import { streamSSE } from 'hono/streaming';
-import { AppError } from '../../shared/errors.js';
+import { createRoute, type RouteConfigToTypedResponse, z } from '@hono/zod-openapi';
 import { jobIdSchema, timestampTextSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { writeJobEvents } from '../job-events/job-event-stream.js';
+import { jobEventsResponse } from '../job-events/job-events-response.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -64,15 +62,9 @@ export function registerJobEvents(app: App, auth: MerchantRouteMiddleware): void
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('query');
-    const { jobEvents, config } = c.get('deps');
-    const subscription = await jobEvents.subscribe(jobId, c.get('merchant').id);
-    // Another merchant's job is as unknown as a job that never existed.
-    if (!subscription) throw new AppError('NOT_FOUND', 'Job not found');
-    c.set('jobId', jobId);
-    // No buffering by a proxy that honours it (nginx): each event reaches the client when written.
-    c.header('X-Accel-Buffering', 'no');
-    const settings = { lastEventId: c.req.header('last-event-id'), heartbeatMs: config.JOB_EVENTS_HEARTBEAT_MS };
     // The answer's type is the event stream itself, which the typed responses cannot express.
-    return streamSSE(c, (stream) => writeJobEvents(stream, subscription, settings)) as never;
+    return (await jobEventsResponse(c, c.get('merchant').id, jobId)) as unknown as RouteConfigToTypedResponse<
+      typeof route
+    >;
   });
 }
