@@ -63,6 +63,7 @@ export function registerPortal(app: App): void {
     const session = portalSession(c);
     return c.json(
       {
+        sessionId: session.id,
         merchant: { id: session.merchantId, name: session.merchantName },
         expiresAt: session.expiresAt.getTime(),
         csrfToken: csrfTokenOf(c.get('portalSessionToken') ?? ''),

@@ -41,7 +41,8 @@ export async function api(path, { method = 'GET' } = {}) {
     sessionEnded();
     throw new ApiError(401, 'Your portal session has ended.');
   }
-  if (!response.ok) throw new ApiError(response.status, body.message || `The request failed (${response.status}).`);
+  if (!response.ok)
+    throw new ApiError(response.status, body.errorMessage || `The request failed (${response.status}).`);
   return body;
 }
 
