@@ -37,7 +37,7 @@ export async function openPortal(api: TestApi, link: PortalLink): Promise<Portal
   return portalClient(api, cookie);
 }
 
-export async function portalClient(api: TestApi, cookie: string): Promise<PortalClient> {
+async function portalClient(api: TestApi, cookie: string): Promise<PortalClient> {
   const request = (path: string, options: { method?: string; csrfToken?: string | null } = {}) => {
     const method = options.method ?? 'GET';
     const headers: Record<string, string> = { cookie };

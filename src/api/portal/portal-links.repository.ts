@@ -4,7 +4,7 @@ import type { Executor } from '../../shared/db/client.js';
 import { portalTokenHash } from './portal-tokens.js';
 
 /** A link is valid this long after it is issued, and opens one session. */
-export const PORTAL_LINK_LIFETIME_MS = 15 * 60 * 1000;
+const PORTAL_LINK_LIFETIME_MS = 15 * 60 * 1000;
 
 /** Links and sessions are kept this long past their end (for the operator's list), then removed. */
 const KEPT_AFTER_END = sql`interval '7 days'`;

@@ -7,8 +7,8 @@ import type { AppEnv } from '../context.js';
 import { findLivePortalSession, type PortalSession } from './portal-sessions.repository.js';
 import { csrfTokenOf } from './portal-tokens.js';
 
-export const PORTAL_COOKIE = 'portal_session';
-export const CSRF_HEADER = 'X-CSRF-Token';
+const PORTAL_COOKIE = 'portal_session';
+const CSRF_HEADER = 'X-CSRF-Token';
 
 /**
  * The session cookie: `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's page sends

@@ -4,7 +4,7 @@ import type { Executor } from '../../shared/db/client.js';
 import { portalTokenHash } from './portal-tokens.js';
 
 /** A portal session lasts this long from the link's use; it is not extended by use. */
-export const PORTAL_SESSION_LIFETIME_MS = 8 * 60 * 60 * 1000;
+const PORTAL_SESSION_LIFETIME_MS = 8 * 60 * 60 * 1000;
 
 /** The session a request's cookie names, as the portal's routes use it. */
 export interface PortalSession {
