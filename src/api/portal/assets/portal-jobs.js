@@ -23,7 +23,21 @@ function jobRow(status) {
   return h(
     'tr',
     { 'data-job-id': status.jobId },
-    h('th', { scope: 'row' }, h('a', { href: `/portal/jobs/${encodeURIComponent(status.jobId)}` }, status.jobId)),
+    // The id's first 8 characters (enough to tell jobs apart on a screen, short on a phone); the full id is
+    // the link's accessible name and title, and the job's own page shows it.
+    h(
+      'th',
+      { scope: 'row' },
+      h(
+        'a',
+        {
+          href: `/portal/jobs/${encodeURIComponent(status.jobId)}`,
+          title: status.jobId,
+          'aria-label': `Job ${status.jobId}`,
+        },
+        h('code', {}, `${status.jobId.slice(0, 8)}…`),
+      ),
+    ),
     h('td', {}, status.operation),
     h('td', { class: 'state' }, h('span', { class: `badge ${status.state}` }, status.state)),
     h('td', { class: 'progress-cell' }, progressElement(status)),
