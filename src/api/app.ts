@@ -12,11 +12,12 @@ import { requestContext } from './middleware/request-context.middleware.js';
 import { registerAdminDocs, registerMerchantDocs } from './operations/openapi-routes.js';
 import { registerHealthRoutes, registerMetricsRoute } from './operations/operations-routes.js';
 import { registerQueueDashboard } from './operations/queue-dashboard.js';
+import { registerPortal } from './portal/portal-routes.js';
 import type { RequestLog } from './request-logger.js';
 import { registerMerchantRoutes } from './routes.js';
 
 /**
- * The merchants' listener (PORT): the merchant routes, health, and their reference. Nothing of the
+ * The merchants' listener (PORT): the merchant routes, health, their reference, and the merchant portal. Nothing of the
  * admin plane answers here, not even with a 401: its paths are unknown routes (404). The entry point
  * passes real dependencies; tests pass the same kinds, pointed at their own database and queue prefix.
  */
@@ -25,6 +26,7 @@ export function createApp(deps: ApiDeps): App {
     registerHealthRoutes(app);
     registerMerchantRoutes(app, deps.config.TRUST_PROXY);
     registerMerchantDocs(app);
+    registerPortal(app);
   });
 }
 

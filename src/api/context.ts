@@ -15,6 +15,7 @@ import type { BodyBudget } from './http/body-budget.js';
 import type { JobEventHub } from './job-events/job-event-hub.js';
 import type { CancellationProducer } from './jobs/producer.js';
 import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
+import type { PortalSession } from './portal/portal-sessions.repository.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { ReadAllCache } from './read-all-cache.js';
 import type { ReadRouter } from './reads/read-router.js';
@@ -70,6 +71,10 @@ export interface AppEnv {
     operator?: string;
     /** Set by the merchant authentication middleware. */
     merchant: AuthenticatedMerchant;
+    /** Set by the portal's session gate (portal/portal-session.middleware.ts): the merchant comes from it. */
+    portalSession?: PortalSession;
+    /** The session cookie's token, for the CSRF token derived from it (portal/portal-tokens.ts). */
+    portalSessionToken?: string;
     /** The request body as received (every method but GET and HEAD); see request-body.middleware.ts. */
     body?: Uint8Array;
     /** That body parsed as JSON, once (request-body.middleware.ts `requestJson`). */

@@ -126,6 +126,19 @@ export const configSchema = z
         }
         return token;
       }),
+    /**
+     * The merchants' listener as merchants reach it (scheme, host, port; no path): the origin of the
+     * merchant portal's links (docs/portal.md). Unset: `http://localhost:$PORT`. Portal cookies are
+     * `Secure` unless it is plain http.
+     */
+    PUBLIC_BASE_URL: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .url({ protocol: /^https?$/ })
+        .refine((url) => ['', '/'].includes(new URL(url).pathname) && !new URL(url).search, 'an origin only, no path')
+        .transform((url) => new URL(url).origin)
+        .optional(),
+    ),
     /** Lets the queue dashboard retry, promote, clean and remove jobs; read-only otherwise. */
     DASHBOARD_WRITE: booleanFromEnv.default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -478,6 +491,11 @@ export class ConfigError extends Error {}
 export function adminOperators(config: Pick<Config, 'ADMIN_TOKEN' | 'ADMIN_TOKENS'>): AdminOperator[] {
   const single = config.ADMIN_TOKEN === undefined ? [] : [{ name: 'admin', token: config.ADMIN_TOKEN }];
   return [...single, ...config.ADMIN_TOKENS];
+}
+
+/** The merchants' listener's origin as merchants reach it: PUBLIC_BASE_URL, or `http://localhost:$PORT`. */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>): string {
+  return config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

@@ -52,7 +52,10 @@ const isUndocumented = (path: string) =>
   path === '/docs' ||
   path.startsWith('/docs/') ||
   path === '/admin/queues' ||
-  path.startsWith('/admin/queues/');
+  path.startsWith('/admin/queues/') ||
+  // The merchant portal: a page and that page's own calls (docs/portal.md), no part of the merchant API.
+  path === '/portal' ||
+  path.startsWith('/portal/');
 
 /** Every route a request can reach on a listener, as `METHOD path`, without middleware entries. */
 function registeredRoutes(app = api.app): string[] {

@@ -1,6 +1,7 @@
 import type { App } from '../context.js';
 import { adminBodyLimit } from '../http/body-limits.js';
 import { readRequestBody } from '../middleware/request-body.middleware.js';
+import { registerPortalAdminRoutes } from '../portal/portal-admin.routes.js';
 import { registerDeleteWebhook } from '../webhooks/delete-webhook.route.js';
 import { registerGetWebhook } from '../webhooks/get-webhook.route.js';
 import { registerListWebhookDeliveries } from '../webhooks/list-webhook-deliveries.route.js';
@@ -42,4 +43,5 @@ export function registerAdminRoutes(app: App): void {
   registerDeleteWebhook(app);
   registerListWebhookDeliveries(app);
   registerListAudit(app);
+  registerPortalAdminRoutes(app);
 }

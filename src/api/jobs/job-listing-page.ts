@@ -1,11 +1,10 @@
-import type { Context } from 'hono';
 import type { Db } from '../../shared/db/client.js';
 import { AppError } from '../../shared/errors.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
 import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
-import type { AppEnv } from '../context.js';
+import type { ApiDeps } from '../context.js';
 import type { ReadKind } from '../reads/read-router.js';
-import { findJobStatus, finishedJobRecords } from './job-status.js';
+import { requireMerchantJob } from './merchant-job.js';
 
 /** The job a page lists, once it is known to be the asking merchant's. */
 export interface ListedJob {
@@ -26,15 +25,14 @@ export interface ListedJob {
  * `readPage` reads the page itself from the pool it is given.
  */
 export async function readJobListingPage<T>(
-  c: Context<AppEnv>,
+  deps: ApiDeps,
+  merchantId: string,
   jobId: string,
   kind: ReadKind,
   readPage: (db: Db, job: ListedJob) => Promise<T>,
 ): Promise<T> {
-  const { redis, config, reads, heavyReads, shards } = c.get('deps');
-  const merchantId = c.get('merchant').id;
-  const status = await findJobStatus(redis, shards, finishedJobRecords(reads), jobId, config.RETENTION_MS, merchantId);
-  if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
+  const { reads, heavyReads } = deps;
+  const status = await requireMerchantJob(deps, merchantId, jobId);
   const job: ListedJob = { merchantId, jobId: status.jobId };
   const page = await heavyReads.run(merchantId, () =>
     reads.read(

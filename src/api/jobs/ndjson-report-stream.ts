@@ -80,6 +80,14 @@ export function ndjsonReportStream({ batches, heading, onEnd }: ReportStreamOpti
   );
 }
 
+/** The report as sent: its text as it is, or gzip of its UTF-8 bytes. */
+export function encodedReport(
+  report: ReadableStream<string>,
+  gzip: boolean,
+): ReadableStream<string> | ReadableStream<Uint8Array> {
+  return gzip ? report.pipeThrough(new TextEncoderStream()).pipeThrough(new CompressionStream('gzip')) : report;
+}
+
 /** Whether the request's Accept-Encoding takes gzip (RFC 9110: a `q=0` refuses it). */
 export function acceptsGzip(acceptEncoding: string | undefined): boolean {
   if (!acceptEncoding) return false;

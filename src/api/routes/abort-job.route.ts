@@ -1,12 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
-import { withdraw, withdrawnAnnounced } from '../../shared/jobs/job-outcome.js';
-import { isFinished, toPublicStatus } from '../../shared/jobs/public-status.js';
-import { requestAbort } from '../../shared/queue/job-abort.js';
 import { jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { findJobStatus, primaryJobRecords } from '../jobs/job-status.js';
+import { abortMerchantJob } from '../jobs/abort-job.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -45,31 +41,8 @@ export function registerAbortJob(app: App, auth: MerchantRouteMiddleware): void 
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('json');
-    const { redis, config, db, producer, shards } = c.get('deps');
-    const merchantId = c.get('merchant').id;
-    const status = await findJobStatus(redis, shards, primaryJobRecords(db), jobId, config.RETENTION_MS, merchantId);
-    // Another merchant's job is as unknown as a job that never existed.
-    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
-    if (isFinished(status.state)) throw new AppError('CONFLICT', `Job has already finished: ${status.state}`);
-
-    // The mark first: a worker that takes the job from now on stops before its first batch.
-    // A job whose worker has just decided its end (completed) between the read above and now is refused.
-    if (!(await requestAbort(redis, shards, jobId)))
-      throw new AppError('CONFLICT', 'Job has already finished: completed');
-    // A job that never reached a worker is finished here (job-outcome.ts), a running one by the worker that stops it.
-    const withdrawn =
-      status.state === 'queued' &&
-      (await withdraw(c.get('deps'), status, () => producer.withdraw(status.operation, merchantId, jobId)));
+    const after = await abortMerchantJob(c.get('deps'), c.get('merchant').id, jobId, c.get('logger'));
     c.set('jobId', jobId);
-    const after = toPublicStatus(
-      (await findJobStatus(redis, shards, primaryJobRecords(db), jobId, config.RETENTION_MS, merchantId)) ?? status,
-    );
-    if (withdrawn) await withdrawnAnnounced(c.get('deps'), merchantId, after);
-    // Streams of this job on every API process read it again (a withdrawn single cancel has no queue event).
-    await c
-      .get('deps')
-      .jobEvents.announceAborted(jobId, status.operation)
-      .catch((error: unknown) => c.get('logger').warn({ err: error }, 'job event streams not told of the abort'));
     return c.json(after, 200);
   });
 }

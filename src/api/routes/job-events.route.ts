@@ -1,9 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { streamSSE } from 'hono/streaming';
-import { AppError } from '../../shared/errors.js';
 import { jobIdSchema, timestampTextSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { writeJobEvents } from '../job-events/job-event-stream.js';
+import { jobEventsResponse } from '../job-events/job-events-response.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -64,16 +62,8 @@ export function registerJobEvents(app: App, auth: MerchantRouteMiddleware): void
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('query');
-    const { jobEvents, config } = c.get('deps');
-    const subscription = await jobEvents.subscribe(jobId, c.get('merchant').id);
-    // Another merchant's job is as unknown as a job that never existed.
-    if (!subscription) throw new AppError('NOT_FOUND', 'Job not found');
-    c.set('jobId', jobId);
-    // No buffering by a proxy that honours it (nginx): each event reaches the client when written.
-    c.header('X-Accel-Buffering', 'no');
-    const settings = { lastEventId: c.req.header('last-event-id'), heartbeatMs: config.JOB_EVENTS_HEARTBEAT_MS };
     // The 200 declares `text/event-stream`, a media type @hono/zod-openapi types as a plain `Response`:
     // the stream streamSSE answers is that type as it is.
-    return streamSSE(c, (stream) => writeJobEvents(stream, subscription, settings));
+    return jobEventsResponse(c, c.get('merchant').id, jobId);
   });
 }

@@ -1,11 +1,7 @@
 import { createRoute, type RouteConfigToTypedResponse, z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
-import { isFinished } from '../../shared/jobs/public-status.js';
-import { hasDeferredSlices } from '../../shared/repositories/job-rewards.repository.js';
 import type { App } from '../context.js';
-import { readFinishedJob, reportBatches } from '../jobs/job-report.js';
-import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
-import { acceptsGzip, ndjsonReportStream } from '../jobs/ndjson-report-stream.js';
+import { openJobReport } from '../jobs/job-report-download.js';
+import { acceptsGzip, encodedReport } from '../jobs/ndjson-report-stream.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -24,15 +20,12 @@ const EXAMPLE = [
     '"notCancellable":0,"notFound":1,"sha256":"…"}}',
 ].join('\n');
 
-/** How long a caller waits before asking again for the report of a job still running. */
-const RUNNING_RETRY_SECONDS = 5;
-
 /**
  * `POST /api/v1/integration/jobs/report`: every outcome of a finished bulk job as one NDJSON body, for a
  * caller that reconciles a large job at once rather than page by page (jobs/rewards, jobs/unapplied).
  * Streamed a batch at a time from Postgres (ndjson-report-stream.ts), so a 1,000,000-line report costs
  * the API the same memory as a small one. While it streams it takes one of the merchant's heavy-read
- * places (heavy-read-limiter.ts), as a page of jobs/rewards does while it is read.
+ * places (heavy-read-limiter.ts, jobs/job-report-download.ts), as a page of jobs/rewards does.
  */
 export function registerJobReport(app: App, auth: MerchantRouteMiddleware): void {
   const route = createRoute({
@@ -71,72 +64,17 @@ export function registerJobReport(app: App, auth: MerchantRouteMiddleware): void
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('json');
-    const deps = c.get('deps');
-    const merchantId = c.get('merchant').id;
-    const status = await findJobStatus(
-      deps.redis,
-      deps.shards,
-      finishedJobRecords(deps.reads),
-      jobId,
-      deps.config.RETENTION_MS,
-      merchantId,
-    );
-    // Another merchant's job is as unknown as a job that never existed.
-    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
-    const operation = status.operation;
-    if (operation === 'cancel') {
-      throw new AppError('INVALID_REQUEST', 'A report covers bulk jobs; jobs/status states the outcome of a cancel');
-    }
-    if (!isFinished(status.state)) {
-      throw new AppError('CONFLICT', 'The job has not finished', { retryAfterSeconds: RUNNING_RETRY_SECONDS });
-    }
-    const job = { merchantId, jobId: status.jobId };
-    if (await readFinishedJob(deps, job, (db) => hasDeferredSlices(db, job))) {
-      throw new AppError('CONFLICT', "The job's rewards are still being listed", { retryAfterSeconds: 1 });
-    }
-
-    const release = await holdHeavyRead(deps.heavyReads, merchantId);
-    // A client gone before the body started is never asked for bytes: give the place back all the same.
-    c.req.raw.signal.addEventListener('abort', release, { once: true });
-    const logger = c.get('logger');
-    const heading = { jobId: status.jobId, operation, state: status.state, result: status.result };
-    const body = ndjsonReportStream({
-      batches: reportBatches(deps, job, operation),
-      heading,
-      onEnd: (how, error) => {
-        release();
-        if (how === 'failed') logger.error({ err: error, jobId: job.jobId }, 'job report stopped mid-way');
-      },
+    const report = await openJobReport(c.get('deps'), c.get('merchant').id, jobId, {
+      signal: c.req.raw.signal,
+      logger: c.get('logger'),
     });
     const gzip = acceptsGzip(c.req.header('accept-encoding'));
     c.header('Content-Type', 'application/x-ndjson');
     c.header('Vary', 'Accept-Encoding');
     c.header('Cache-Control', 'no-store');
     if (gzip) c.header('Content-Encoding', 'gzip');
-    const encoded = gzip ? body.pipeThrough(new TextEncoderStream()).pipeThrough(new CompressionStream('gzip')) : body;
+    const encoded = encodedReport(report.body, gzip);
     // hono types a stream body as no declared response; it is the route's 200 (NDJSON text).
     return c.body(encoded, 200) as unknown as RouteConfigToTypedResponse<typeof route>;
-  });
-}
-
-/**
- * Takes one of the merchant's heavy-read places for as long as the report streams (429 now if none is
- * free), and returns what gives it back.
- */
-function holdHeavyRead(
-  limiter: { run<T>(merchantId: string, read: () => Promise<T>): Promise<T> },
-  merchantId: string,
-): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    let release: () => void = () => undefined;
-    const streaming = new Promise<void>((done) => {
-      release = done;
-    });
-    limiter
-      .run(merchantId, () => {
-        resolve(release);
-        return streaming;
-      })
-      .catch(reject);
   });
 }

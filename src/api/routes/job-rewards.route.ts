@@ -1,14 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
-import { hasDeferredSlices, listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
 import { jobIdSchema, uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { readJobListingPage } from '../jobs/job-listing-page.js';
+import { JOB_PAGE_DEFAULT, JOB_PAGE_MAX, jobRewardsPage } from '../jobs/job-pages.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
-const MAX_PAGE = 10_000;
-const DEFAULT_PAGE = 1_000;
+const MAX_PAGE = JOB_PAGE_MAX;
+const DEFAULT_PAGE = JOB_PAGE_DEFAULT;
 
 const JobRewardsRequestSchema = z
   .object({
@@ -64,12 +62,10 @@ export function registerJobRewards(app: App, auth: MerchantRouteMiddleware): voi
 
   app.openapi(route, async (c) => {
     const { jobId, after, limit } = c.req.valid('json');
-    const page = await readJobListingPage(c, jobId, 'jobRewards', async (db, job) => {
-      // Read only: the worker lists a by-query job's slices; a page before that would miss rewards.
-      if (await hasDeferredSlices(db, job)) {
-        throw new AppError('CONFLICT', "The job's rewards are still being listed", { retryAfterSeconds: 1 });
-      }
-      return listJobRewards(db, { ...job, after: after?.toLowerCase() ?? undefined, limit: limit ?? DEFAULT_PAGE });
+    const page = await jobRewardsPage(c.get('deps'), c.get('merchant').id, {
+      jobId,
+      after: after ?? undefined,
+      limit: limit ?? undefined,
     });
     return c.json(page, 200);
   });

@@ -1,10 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
 import { toPublicStatus } from '../../shared/jobs/public-status.js';
 import { jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { findJobStatus, finishedJobRecords } from '../jobs/job-status.js';
+import { requireMerchantJob } from '../jobs/merchant-job.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
@@ -33,18 +32,7 @@ export function registerJobStatus(app: App, auth: MerchantRouteMiddleware): void
 
   app.openapi(route, async (c) => {
     const { jobId } = c.req.valid('json');
-    const { redis, config, reads, shards } = c.get('deps');
-    const merchantId = c.get('merchant').id;
-    const status = await findJobStatus(
-      redis,
-      shards,
-      finishedJobRecords(reads),
-      jobId,
-      config.RETENTION_MS,
-      merchantId,
-    );
-    // Another merchant's job is as unknown as a job that never existed.
-    if (!status || status.merchantId !== merchantId) throw new AppError('NOT_FOUND', 'Job not found');
+    const status = await requireMerchantJob(c.get('deps'), c.get('merchant').id, jobId);
     return c.json(toPublicStatus(status), 200);
   });
 }

@@ -1,13 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { IDENTIFIER_MAX_LENGTH, jobIdSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { readJobListingPage } from '../jobs/job-listing-page.js';
+import { JOB_PAGE_DEFAULT, JOB_PAGE_MAX, jobUnappliedPage } from '../jobs/job-pages.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { listUnappliedIdentifiers } from '../repositories/job-unapplied.repository.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
-const MAX_PAGE = 10_000;
-const DEFAULT_PAGE = 1_000;
+const MAX_PAGE = JOB_PAGE_MAX;
+const DEFAULT_PAGE = JOB_PAGE_DEFAULT;
 
 const kinds = ['id', 'externalId'] as const;
 const outcomes = ['notFound', 'notCancellable', 'alreadyCancelled'] as const;
@@ -86,9 +85,11 @@ export function registerJobUnapplied(app: App, auth: MerchantRouteMiddleware): v
 
   app.openapi(route, async (c) => {
     const { jobId, after, limit } = c.req.valid('json');
-    const page = await readJobListingPage(c, jobId, 'jobUnapplied', (db, job) =>
-      listUnappliedIdentifiers(db, { ...job, after: after ?? undefined, limit: limit ?? DEFAULT_PAGE }),
-    );
+    const page = await jobUnappliedPage(c.get('deps'), c.get('merchant').id, {
+      jobId,
+      after: after ?? undefined,
+      limit: limit ?? undefined,
+    });
     return c.json(page, 200);
   });
 }

@@ -1,18 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { JobStatusSchema } from '../../shared/job-status-schema.js';
-import { toPublicStatus } from '../../shared/jobs/public-status.js';
 import { operations } from '../../shared/queue/job-catalogue.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { statusFromRow } from '../jobs/job-status.js';
+import { LIST_JOBS_DEFAULT_PAGE, LIST_JOBS_MAX_PAGE, listedStates, listJobsPage } from '../jobs/list-jobs.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
-import { listMerchantJobs } from '../repositories/merchant-jobs.repository.js';
 import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
 
-const MAX_PAGE = 1_000;
-const DEFAULT_PAGE = 100;
-/** The states a listed job can be in: a job is listed from the moment a worker takes it. */
-const listedStates = ['running', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
+const MAX_PAGE = LIST_JOBS_MAX_PAGE;
+const DEFAULT_PAGE = LIST_JOBS_DEFAULT_PAGE;
 
 const ListJobsRequestSchema = z
   .object({
@@ -71,18 +67,12 @@ export function registerListJobs(app: App, auth: MerchantRouteMiddleware): void 
 
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
-    const { db, config } = c.get('deps');
-    const limit = body.limit ?? DEFAULT_PAGE;
-    const rows = await listMerchantJobs(db, {
-      merchantId: c.get('merchant').id,
+    const page = await listJobsPage(c.get('deps'), c.get('merchant').id, {
       states: body.states ?? undefined,
       operations: body.operations ?? undefined,
-      after: body.after?.toLowerCase() ?? undefined,
-      finishedAfter: new Date(Date.now() - config.RETENTION_MS),
-      limit,
+      after: body.after ?? undefined,
+      limit: body.limit ?? undefined,
     });
-    const page = rows.slice(0, limit);
-    const next = rows.length > limit ? (page.at(-1)?.id ?? null) : null;
-    return c.json({ jobs: page.map((row) => toPublicStatus(statusFromRow(row))), next }, 200);
+    return c.json(page, 200);
   });
 }

@@ -5,6 +5,7 @@ import * as adminAuditLog from './migrations/2026-11-26T0200-admin-audit-log.js'
 import * as requireSignatureV2 from './migrations/2026-11-26T0250-require-signature-v2.js';
 import * as jobUnappliedIdentifiers from './migrations/2026-11-27T0000-job-unapplied-identifiers.js';
 import * as webhookSelfService from './migrations/2026-11-28T0100-webhook-self-service.js';
+import * as merchantPortal from './migrations/2026-11-29T0000-merchant-portal.js';
 
 /** Hash partitions of `rewards` made by the baseline when REWARD_PARTITIONS is not set. */
 const DEFAULT_REWARD_PARTITIONS = 16;
@@ -30,6 +31,7 @@ export function migrations({
     '2026-11-26T0250-require-signature-v2': requireSignatureV2,
     '2026-11-27T0000-job-unapplied-identifiers': jobUnappliedIdentifiers,
     '2026-11-28T0100-webhook-self-service': webhookSelfService,
+    '2026-11-29T0000-merchant-portal': merchantPortal,
   };
 }
 

@@ -273,6 +273,30 @@ interface AdminAuditLogTable {
   request_id: string | null;
 }
 
+/** A portal link (docs/portal.md): only its token's SHA-256 is kept. */
+interface PortalLinksTable {
+  id: string;
+  merchant_id: string;
+  token_hash: Buffer;
+  /** The operator who issued it. */
+  created_by: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+/** A portal session a link opened: its cookie token's SHA-256 and the one merchant it may see. */
+interface PortalSessionsTable {
+  id: string;
+  merchant_id: string;
+  link_id: string;
+  token_hash: Buffer;
+  created_at: CreatedAt;
+  expires_at: Date;
+  revoked_at: Date | null;
+  revoked_by: string | null;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   reward_configurations: RewardConfigurationsTable;
@@ -291,6 +315,8 @@ export interface Database {
   job_cancel_slices: JobCancelSlicesTable;
   job_unapplied_identifiers: JobUnappliedIdentifiersTable;
   admin_audit_log: AdminAuditLogTable;
+  portal_links: PortalLinksTable;
+  portal_sessions: PortalSessionsTable;
 }
 
 export type Merchant = Selectable<MerchantsTable>;

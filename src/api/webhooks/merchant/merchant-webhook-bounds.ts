@@ -1,8 +1,7 @@
-import type { Context } from 'hono';
 import { AppError } from '../../../shared/errors.js';
 import { webhookManualSendsKey } from '../../../shared/queue/redis-keys.js';
 import { pendingCount } from '../../../shared/webhooks/webhook-pending.js';
-import type { AppEnv } from '../../context.js';
+import type { ApiDeps } from '../../context.js';
 
 const MINUTE_MS = 60_000;
 
@@ -12,8 +11,11 @@ const MINUTE_MS = 60_000;
  * pending events fill half its cap (a send on request must never push out an event waiting to be
  * delivered). Past either, 429 errorCode 7 with Retry-After.
  */
-export async function chargeManualSend(c: Context<AppEnv>, merchantId: string): Promise<void> {
-  const { redis, shards, config } = c.get('deps');
+export async function chargeManualSend(
+  deps: Pick<ApiDeps, 'redis' | 'shards' | 'config'>,
+  merchantId: string,
+): Promise<void> {
+  const { redis, shards, config } = deps;
   if ((await pendingCount({ redis, shards }, merchantId)) >= Math.floor(config.WEBHOOK_MAX_PENDING_PER_MERCHANT / 2)) {
     throw new AppError('RATE_LIMITED', 'Too many webhook events are waiting to be delivered; try again later', {
       retryAfterSeconds: Math.ceil(config.WEBHOOK_TIMEOUT_MS / 1000),

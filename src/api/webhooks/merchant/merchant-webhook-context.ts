@@ -1,9 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { AppError } from '../../../shared/errors.js';
 import type { QueueingDeps } from '../../../shared/webhooks/webhook-queueing.js';
 import { findWebhookStatus, type WebhookStatus } from '../../../shared/webhooks/webhooks.repository.js';
-import type { AppEnv } from '../../context.js';
+import type { ApiDeps } from '../../context.js';
 import { errorResponse, merchantErrorResponses, signedFields } from '../../schemas.js';
 
 /**
@@ -38,8 +37,8 @@ export function eventRowId(eventId: string): string {
 }
 
 /** The merchant's endpoint, enabled: what a send needs (409 otherwise). */
-export async function requireEnabledEndpoint(c: Context<AppEnv>, merchantId: string): Promise<WebhookStatus> {
-  const webhook = await findWebhookStatus(c.get('deps').db, merchantId);
+export async function requireEnabledEndpoint(deps: Pick<ApiDeps, 'db'>, merchantId: string): Promise<WebhookStatus> {
+  const webhook = await findWebhookStatus(deps.db, merchantId);
   if (!webhook) throw new AppError('CONFLICT', 'No webhook endpoint is set: set one with webhooks/put');
   if (webhook.disabledAt) {
     throw new AppError(
@@ -51,8 +50,7 @@ export async function requireEnabledEndpoint(c: Context<AppEnv>, merchantId: str
 }
 
 /** The API process's own connections and the webhooks queue, as queueing an event needs them. */
-export function queueingDeps(c: Context<AppEnv>): QueueingDeps {
-  const deps = c.get('deps');
+export function queueingDeps(deps: ApiDeps): QueueingDeps {
   return {
     config: deps.config,
     db: deps.db,
@@ -65,6 +63,6 @@ export function queueingDeps(c: Context<AppEnv>): QueueingDeps {
 }
 
 /** Nothing older than the retention is the merchant's to see or send again. */
-export function retentionStart(c: Context<AppEnv>): Date {
-  return new Date(Date.now() - c.get('deps').config.RETENTION_MS);
+export function retentionStart(deps: Pick<ApiDeps, 'config'>): Date {
+  return new Date(Date.now() - deps.config.RETENTION_MS);
 }

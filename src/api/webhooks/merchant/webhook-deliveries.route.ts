@@ -1,20 +1,19 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { webhookDeliveryStates } from '../../../shared/db/schema.js';
-import { allWebhookEventTypes, webhookMessageId } from '../../../shared/webhooks/webhook-catalogue.js';
-import { listDeliveryPage, MAX_ATTEMPTS_SHOWN } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
+import { allWebhookEventTypes } from '../../../shared/webhooks/webhook-catalogue.js';
+import { MAX_ATTEMPTS_SHOWN } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
 import { jobIdSchema } from '../../../shared/wire-rules.js';
 import type { App } from '../../context.js';
 import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
 import { jsonBody } from '../../schemas.js';
 import {
   eventIdSchema,
-  eventRowId,
-  retentionStart,
   signedFields,
   webhookErrorResponses,
   webhooksPath,
   webhooksTag,
 } from './merchant-webhook-context.js';
+import { webhookDeliveriesPage } from './webhook-delivery-page.js';
 
 const MAX_PAGE = 100;
 
@@ -86,38 +85,7 @@ export function registerWebhookDeliveries(app: App, auth: MerchantRouteMiddlewar
     },
   });
   app.openapi(route, async (c) => {
-    const body = c.req.valid('json');
-    const rows = await listDeliveryPage(c.get('deps').db, c.get('merchant').id, {
-      ...(body.after === undefined ? {} : { afterEventId: eventRowId(body.after) }),
-      limit: body.limit + 1,
-      ...(body.status ? { state: body.status } : {}),
-      ...(body.type ? { type: body.type } : {}),
-      ...(body.jobId === undefined ? {} : { jobId: body.jobId }),
-      notBefore: retentionStart(c),
-    });
-    const page = rows.slice(0, body.limit);
-    const last = page.at(-1);
-    return c.json(
-      {
-        deliveries: page.map((row) => ({
-          eventId: webhookMessageId(row.eventId),
-          type: row.type,
-          jobId: row.jobId === '' ? null : row.jobId,
-          state: row.state,
-          lastError: row.lastError,
-          nextAttemptAt: row.nextAttemptAt?.getTime() ?? null,
-          deliveredAt: row.deliveredAt?.getTime() ?? null,
-          createdAt: row.createdAt.getTime(),
-          attempts: row.attempts.map((attempt) => ({
-            at: attempt.at.getTime(),
-            status: attempt.status,
-            durationMs: attempt.durationMs,
-            error: attempt.error,
-          })),
-        })),
-        next: rows.length > body.limit && last ? webhookMessageId(last.eventId) : null,
-      },
-      200,
-    );
+    const { merchantId: _merchantId, timestamp: _timestamp, hash: _hash, ...query } = c.req.valid('json');
+    return c.json(await webhookDeliveriesPage(c.get('deps'), c.get('merchant').id, query), 200);
   });
 }

@@ -1,10 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../../shared/errors.js';
-import { findWebhookStatus } from '../../../shared/webhooks/webhooks.repository.js';
 import type { App } from '../../context.js';
 import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
 import { jsonBody } from '../../schemas.js';
-import { webhookStatusAnswer, webhookStatusFields } from '../webhook-settings.js';
+import { webhookStatusFields } from '../webhook-settings.js';
 import {
   signedFields,
   webhookErrorResponses,
@@ -12,6 +10,7 @@ import {
   webhooksPath,
   webhooksTag,
 } from './merchant-webhook-context.js';
+import { readWebhookEndpoint } from './webhook-delivery-page.js';
 
 const RequestSchema = z.strictObject({ ...signedFields }).openapi('WebhookGetRequest');
 const AnswerSchema = z.object(webhookStatusFields).openapi('Webhook');
@@ -31,9 +30,5 @@ export function registerWebhookEndpointGet(app: App, auth: MerchantRouteMiddlewa
       ...webhookErrorResponses,
     },
   });
-  app.openapi(route, async (c) => {
-    const webhook = await findWebhookStatus(c.get('deps').db, c.get('merchant').id);
-    if (!webhook) throw new AppError('NOT_FOUND', 'No webhook endpoint is set');
-    return c.json(webhookStatusAnswer(webhook), 200);
-  });
+  app.openapi(route, async (c) => c.json(await readWebhookEndpoint(c.get('deps'), c.get('merchant').id), 200));
 }

@@ -56,8 +56,8 @@ export function registerWebhookRecover(app: App, auth: MerchantRouteMiddleware):
     const now = Date.now();
     const requested = c.req.valid('json').since;
     // A time to come is not an error: nothing was undelivered after it (the document states only a range).
-    const since = Math.min(Math.max(requested, retentionStart(c).getTime()), now);
-    const webhook = await requireEnabledEndpoint(c, merchantId);
+    const since = Math.min(Math.max(requested, retentionStart(c.get('deps')).getTime()), now);
+    const webhook = await requireEnabledEndpoint(c.get('deps'), merchantId);
     const queue = c.get('deps').producer.queues.webhooks;
     const jobId = webhookRecoverJobId(merchantId);
     const running = await queue.getJob(jobId);

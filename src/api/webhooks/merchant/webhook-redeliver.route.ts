@@ -1,24 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../../shared/errors.js';
-import { webhookMessageId } from '../../../shared/webhooks/webhook-catalogue.js';
-import { reopenDelivery } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
-import { resendWebhookEvent } from '../../../shared/webhooks/webhook-queueing.js';
 import type { App } from '../../context.js';
 import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
 import { jsonBody } from '../../schemas.js';
-import { chargeManualSend } from './merchant-webhook-bounds.js';
 import {
   eventIdSchema,
-  eventRowId,
-  queueingDeps,
-  requireEnabledEndpoint,
-  retentionStart,
   signedFields,
   webhookErrorResponses,
   webhookNotFound,
   webhooksPath,
   webhooksTag,
 } from './merchant-webhook-context.js';
+import { redeliverWebhookEvent } from './webhook-sends.js';
 
 const RequestSchema = z.strictObject({ ...signedFields, eventId: eventIdSchema }).openapi('WebhookRedeliverRequest');
 const AnswerSchema = z
@@ -44,15 +36,7 @@ export function registerWebhookRedeliver(app: App, auth: MerchantRouteMiddleware
     },
   });
   app.openapi(route, async (c) => {
-    const merchantId = c.get('merchant').id;
-    const eventId = eventRowId(c.req.valid('json').eventId);
-    await requireEnabledEndpoint(c, merchantId);
-    await chargeManualSend(c, merchantId);
-    const delivery = await reopenDelivery(c.get('deps').db, merchantId, eventId, retentionStart(c));
-    // Another merchant's event is as unknown as one that never was.
-    if (!delivery) throw new AppError('NOT_FOUND', 'Event not found');
-    await resendWebhookEvent(queueingDeps(c), merchantId, delivery, { attempts: 1 });
-    c.get('logger').info({ merchantId, eventId }, 'webhook event sent again on request');
-    return c.json({ eventId: webhookMessageId(eventId) }, 200);
+    const { eventId } = c.req.valid('json');
+    return c.json(await redeliverWebhookEvent(c.get('deps'), c.get('merchant').id, eventId, c.get('logger')), 200);
   });
 }
