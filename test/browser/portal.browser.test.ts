@@ -103,6 +103,10 @@ describe('the merchant portal in a browser', () => {
     await expect.poll(() => page.locator('#job-summary progress').getAttribute('value')).toBe('100');
     await expect.poll(() => page.locator('#job-summary').textContent()).toContain('cancelled25');
     expect(await page.getByRole('button', { name: 'Abort job' }).count()).toBe(0);
+    // The actions of a finished job are the report and its deliveries, nothing else (no stray text).
+    await expect
+      .poll(() => page.locator('#job-actions').evaluate((actions) => actions.textContent))
+      .toBe('Download reportWebhook deliveries of this job');
 
     const rewardsSection = page.locator('#rewards');
     // Read again at the job's end: the first page is whole.

@@ -86,13 +86,14 @@ export async function jobDetailView(main, jobId) {
   }
   const path = `jobs/${encodeURIComponent(status.jobId)}`;
   const message = h('p', { class: 'message', id: 'job-message' });
-  const actions = h('div', { class: 'actions' });
+  const actions = h('div', { class: 'actions', id: 'job-actions' });
   const head = h('div');
   const render = (next) => {
     status = next;
     head.replaceChildren(summary(status));
     const bulk = status.operation !== 'cancel';
-    actions.replaceChildren(
+    // replaceChildren writes a null child as the text "null": leave the missing actions out.
+    const present = [
       isFinished(status.state) ? null : h('button', { type: 'button', class: 'danger', onclick: abort }, 'Abort job'),
       bulk && isFinished(status.state)
         ? h(
@@ -102,7 +103,8 @@ export async function jobDetailView(main, jobId) {
           )
         : null,
       h('a', { href: `/portal/webhook${queryOf({ jobId: status.jobId })}` }, 'Webhook deliveries of this job'),
-    );
+    ];
+    actions.replaceChildren(...present.filter((action) => action !== null));
   };
   const abort = async () => {
     if (!window.confirm('Abort this job? Rewards already cancelled stay cancelled.')) return;
