@@ -13,16 +13,19 @@ import { parseBenchArgs, USAGE } from './lib/settings.js';
 import type { BenchContext } from './phases/context.js';
 import { prepareData } from './phases/prepare.phase.js';
 import { runAllPhases } from './phases/table.js';
+import { httpRecord, writeHttpRecord } from './report/http-record.js';
 
 /**
  * `npm run bench [-- --quick]`: measures the performance targets, each beside its baseline in the
  * same run, on a database and queue prefix of its own, with API and worker processes started from
- * the built code. Progress on stderr; the table on stdout; the figures in bench/results/latest.json.
+ * the built code. Progress on stderr; the table on stdout; the figures in bench/results/latest.json
+ * (and, when the HTTP phase ran, its CPU figures in bench/results/<UTC minute>-http.json).
  * Exits non-zero when a correctness check fails or a phase cannot finish (never for timing).
  */
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const RESULTS_PATH = join(root, 'bench/results/latest.json');
+const RESULTS_DIR = join(root, 'bench/results');
+const RESULTS_PATH = join(RESULTS_DIR, 'latest.json');
 const LOG_DIR = join(root, 'bench/results/logs');
 const PROFILE_DIR = join(root, 'bench/results/profiles');
 
@@ -134,6 +137,11 @@ async function main(): Promise<number> {
   writeResults(RESULTS_PATH, results);
   process.stdout.write(`${formatReport(results)}\n`);
   progress.step(`results written to ${RESULTS_PATH}`);
+  if (results.http) {
+    const run = { ...results, connections: settings.http.connections };
+    const failed = results.checks.filter((check) => !check.ok).map((check) => check.name);
+    progress.step(`HTTP figures written to ${writeHttpRecord(RESULTS_DIR, httpRecord(results.http, run, failed))}`);
+  }
   return checks.failed.length === 0 && results.errors.length === 0 ? 0 : 1;
 }
 

@@ -1,10 +1,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HTTP_PAIRS, type HttpPairName, type HttpResults } from '../figures/http.js';
 import type { FairTurnsRun } from '../phases/fair-turns.phase.js';
-import { HTTP_PAIRS, type HttpPairName, type HttpResults, type RouteFigures } from '../phases/http.phase.js';
 import type { RedisMemoryRun } from '../phases/redis-memory.phase.js';
 import type { TracingResults, TracingRouteFigures } from '../phases/tracing.phase.js';
+import { httpTables } from '../report/http-tables.js';
+import { bytes, count, ms, table, times } from '../report/text-table.js';
 import type { Check } from './checks.js';
 import type { MachineInfo } from './machine.js';
 import type { StreamSummary } from './read-all-stream.js';
@@ -155,11 +157,6 @@ const BET_SLIP_P99_FACTOR = 3;
 const TRACING_MIN_RATIO = 0.9;
 /** How far the bench's raw baseline may be from the independent minimal server and still count as the raw stack's speed. */
 const BASELINE_AGREEMENT = 0.15;
-
-const count = (value: number | null) => (value === null ? 'n/a' : value.toLocaleString('en'));
-const ms = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} ms`);
-const times = (value: number | null) => (value === null ? 'n/a' : `${value}×`);
-const bytes = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en')} bytes`);
 
 /**
  * The readAll p99 while the raw UPDATE baseline ran, and its ratio to the idle p99: the tail the database's
@@ -461,7 +458,7 @@ export function formatReport(results: BenchResults): string {
   lines.push(...table(['figure', 'value'], figures));
   lines.push('');
   if (http) {
-    lines.push(...httpTable(http), '', ...httpCpuTable(http));
+    lines.push(...httpTables(http));
     lines.push('');
   }
   const earlier = readEarlierRun(UNPARTITIONED_RUN);
@@ -491,81 +488,6 @@ export function formatReport(results: BenchResults): string {
   for (const check of failed) lines.push(`  FAILED ${check.name}: ${check.detail}`);
   for (const error of results.errors) lines.push(`  ERROR in ${error.phase}: ${error.message}`);
   return lines.join('\n');
-}
-
-/**
- * Each API route beside both raw baselines, the bench's and the independent minimal server (same
- * route, same request): req/s and latency of each, their agreement, and the API's ratio to the bench's.
- */
-function httpTable(http: HttpResults): string[] {
-  const side = (figures: RouteFigures) => [
-    `${count(figures.rps)}${figures.errors > 0 ? `, ${figures.errors} ERRORS` : ''}`,
-    `${ms(figures.p50Ms)} / ${ms(figures.p99Ms)}`,
-  ];
-  return table(
-    [
-      'HTTP at -c 50',
-      'raw route',
-      'raw req/s',
-      'p50 / p99',
-      'independent req/s',
-      'p50 / p99',
-      'agreement',
-      'API route',
-      'API req/s',
-      'p50 / p99',
-      'ratio',
-    ],
-    HTTP_PAIRS.map((pair) => {
-      const { baseline, independent, api } = http.pairs[pair];
-      return [
-        pair,
-        baseline.route,
-        ...side(baseline),
-        ...side(independent),
-        times(http.agreement[pair]),
-        api.route,
-        ...side(api),
-        times(http.ratios[pair]),
-      ];
-    }),
-  );
-}
-
-/**
- * The CPU each route costs: the API process's CPU per answered request beside the raw baseline's, and
- * the null test's band (two identical API processes in the same rounds). A difference inside the band
- * is not a result.
- */
-function httpCpuTable(http: HttpResults): string[] {
-  const micros = (value: number | null) => (value === null ? 'n/a' : `${value} µs`);
-  const band = (value: number | null) => (value === null ? 'n/a' : `±${Math.round(value * 1000) / 10} %`);
-  return table(
-    ['CPU per answer', 'raw', 'API', 'API twin', 'API ÷ raw', 'null band'],
-    HTTP_PAIRS.map((pair) => {
-      const { baseline, api, twin } = http.pairs[pair];
-      return [
-        pair,
-        micros(baseline.cpuMicros),
-        micros(api.cpuMicros),
-        micros(twin.cpuMicros),
-        times(http.cpuRatios[pair]),
-        band(http.cpuNullBand[pair]),
-      ];
-    }),
-  );
-}
-
-export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const format = (row: readonly string[]) =>
-    row
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-      .join(' | ')
-      .trimEnd();
-  return [format(header), widths.map((width) => '-'.repeat(width)).join('-|-'), ...rows.map(format)];
 }
 
 export function writeResults(path: string, results: BenchResults): void {

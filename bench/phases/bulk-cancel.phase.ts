@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { BULK_CANCEL_BY_QUERY_PATH } from '../lib/api-paths.js';
 import { type BookkeepingSize, bookkeepingSize, bytesPer } from '../lib/bookkeeping-size.js';
 import type { Checks } from '../lib/checks.js';
 import { loadAverage1m } from '../lib/machine.js';
@@ -13,7 +14,6 @@ import type { TransactionSampling } from './measurements.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
 
-export const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
 const JOB_REWARDS_PATH = '/api/v1/integration/jobs/rewards';
 
 export interface BulkCancelRun {

@@ -1,13 +1,12 @@
 import type pg from 'pg';
+import { BULK_CANCEL_BY_QUERY_PATH, BULK_CANCEL_PATH } from '../lib/api-paths.js';
 import type { Checks } from '../lib/checks.js';
 import { waitForJobs } from '../lib/job-waiter.js';
 import { loadAverage1m } from '../lib/machine.js';
 import { MerchantClient } from '../lib/merchant-client.js';
 import type { SeededMerchant } from '../lib/seed.js';
-import { BULK_CANCEL_BY_QUERY_PATH } from './bulk-cancel.phase.js';
 import { seeded } from './context.js';
 import type { PhaseKit } from './phase-kit.js';
-import { BULK_CANCEL_PATH } from './redis-memory.phase.js';
 import { type Phase, phase } from './runner.js';
 
 interface FairTurnsSizes {

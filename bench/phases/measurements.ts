@@ -1,3 +1,4 @@
+import type { HttpResults } from '../figures/http.js';
 import { median, ratio } from '../lib/percentiles.js';
 import type {
   BenchResults,
@@ -11,7 +12,6 @@ import type { BenchSettings } from '../lib/settings.js';
 import type { TransactionSampler } from '../lib/transaction-sampler.js';
 import type { BulkCancelRun, RawUpdateRun } from './bulk-cancel.phase.js';
 import type { FairTurnsRun } from './fair-turns.phase.js';
-import type { HttpResults } from './http.phase.js';
 import type { PhaseErrors } from './runner.js';
 import type { SingleCancelRun } from './single-cancels.phase.js';
 import type { TracingResults } from './tracing.phase.js';

@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
 import { startRedisServer } from '../../test/helpers/redis-server.js';
+import { BULK_CANCEL_PATH } from '../lib/api-paths.js';
 import type { Checks } from '../lib/checks.js';
 import { waitForJobs } from '../lib/job-waiter.js';
 import { loadAverage1m } from '../lib/machine.js';
@@ -15,8 +16,6 @@ import { seeded } from './context.js';
 import { redisMemoryEnv } from './measurements.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
-
-export const BULK_CANCEL_PATH = '/api/v1/integration/rewards/bulkCancel';
 
 /** A finished job keeps only who asked and its counts; anything larger still holds identifiers. */
 const FORGOTTEN_DATA_MAX_BYTES = 4_096;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { CANCEL_PATH } from '../lib/api-paths.js';
 import { bookkeepingSize, bytesPer } from '../lib/bookkeeping-size.js';
 import type { Checks } from '../lib/checks.js';
 import type { LoadFigures } from '../lib/http-load.js';
@@ -11,8 +12,6 @@ import type { SeededMerchant } from '../lib/seed.js';
 import { seeded } from './context.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
-
-export const CANCEL_PATH = '/api/v1/integration/rewards/cancel';
 
 export interface SingleCancelRun {
   requests: number;

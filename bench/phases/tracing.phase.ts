@@ -1,12 +1,11 @@
+import { CANCEL_PATH, READ_ALL_PATH } from '../lib/api-paths.js';
 import { type LoadFigures, type LoadTarget, runLoad } from '../lib/http-load.js';
 import { signedBody } from '../lib/merchant-client.js';
 import { startOtlpSink } from '../lib/otlp-sink.js';
 import { medianOf, percentile, ratio, round } from '../lib/percentiles.js';
 import { processCpuSeconds } from '../lib/process-cpu.js';
-import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
-import { CANCEL_PATH } from './single-cancels.phase.js';
 
 /** The sampling the overhead is judged at (docs/operations.md, "Tracing"). */
 const TRACING_SAMPLE_RATIO = 0.1;

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { Check } from '../lib/checks.js';
 import type { MachineInfo } from '../lib/machine.js';
 import { percentile, round } from '../lib/percentiles.js';
-import { table } from '../lib/report.js';
+import { table } from '../report/text-table.js';
 import type { SoakSample } from './soak-sampler.js';
 import type { SoakSettings } from './soak-settings.js';
 import { type KindRecord, REQUEST_KINDS, type RequestKind } from './traffic-mix.js';
