@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BenchResults } from './figures/bench-results.js';
 import { Checks } from './lib/checks.js';
 import { installCleanup } from './lib/cleanup.js';
 import { BenchDatabases } from './lib/database.js';
@@ -8,12 +9,13 @@ import { describeMachine } from './lib/machine.js';
 import { ServiceGroup } from './lib/processes.js';
 import { Progress } from './lib/progress.js';
 import { QueueKeys } from './lib/queue-keys.js';
-import { type BenchResults, evaluateTargets, formatReport, writeResults } from './lib/report.js';
 import { parseBenchArgs, USAGE } from './lib/settings.js';
 import type { BenchContext } from './phases/context.js';
 import { prepareData } from './phases/prepare.phase.js';
 import { runAllPhases } from './phases/table.js';
+import { formatReport, writeResults } from './report/format.js';
 import { httpRecord, writeHttpRecord } from './report/http-record.js';
+import { evaluateTargets } from './report/targets.js';
 
 /**
  * `npm run bench [-- --quick]`: measures the performance targets, each beside its baseline in the

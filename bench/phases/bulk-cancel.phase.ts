@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { BulkCancelRun, RawUpdateRun } from '../figures/bulk-cancel.js';
 import { BULK_CANCEL_BY_QUERY_PATH } from '../lib/api-paths.js';
 import { type BookkeepingSize, bookkeepingSize, bytesPer } from '../lib/bookkeeping-size.js';
 import type { Checks } from '../lib/checks.js';
@@ -15,34 +16,6 @@ import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
 
 const JOB_REWARDS_PATH = '/api/v1/integration/jobs/rewards';
-
-export interface BulkCancelRun {
-  rewards: number;
-  players: number;
-  /** Signed request sent → job status says completed. */
-  serviceMs: number;
-  /** The same span as epoch milliseconds (sub-millisecond), to tell what else happened while the cancel ran. */
-  ranFrom: number;
-  ranTo: number;
-  jobId: string;
-  result: Record<string, number> | null;
-  /** Where the time went, from the job's own timestamps and the rewards' cancelled_at (milliseconds). */
-  breakdown: {
-    /** Request sent → 200 with the job id (validation, enqueue). */
-    acceptMs: number;
-    /** Job stored → first batch's transaction began (queue pick-up, fan-out into child jobs). */
-    toFirstBatchMs: number | null;
-    /** First batch's transaction began → last batch's began (the SQL, and whatever ran between batches). */
-    batchesMs: number | null;
-    /** Last batch's transaction began → job finished (last batch, parent wake-up, audit row). */
-    lastBatchToFinishedMs: number | null;
-    /** Job finished → seen completed by the poll. */
-    pollLagMs: number | null;
-  };
-  valid: boolean;
-  /** The machine's 1-minute load average at the end of the run. */
-  loadAverage1m: number;
-}
 
 /** The merchant's players, as the request names them. */
 export async function playersOf(db: pg.Pool, merchantId: string): Promise<string[]> {
@@ -133,17 +106,6 @@ export async function measureServiceBulkCancel(
     valid,
     loadAverage1m: loadAverage1m(),
   };
-}
-
-export interface RawUpdateRun {
-  rows: number;
-  rawUpdateMs: number;
-  /** The plan Postgres chose for the statement with these parameters (node types, outermost first). */
-  plan: string;
-  valid: boolean;
-  /** When the statement was sent and when its answer came (epoch ms): the window a readAll stream is cut to. */
-  ranFrom: number;
-  ranTo: number;
 }
 
 /**
