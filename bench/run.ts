@@ -5,6 +5,7 @@ import type { BenchResults } from './figures/bench-results.js';
 import { Checks } from './lib/checks.js';
 import { installCleanup } from './lib/cleanup.js';
 import { BenchDatabases } from './lib/database.js';
+import { isRunning } from './lib/is-running.js';
 import { describeMachine } from './lib/machine.js';
 import { ServiceGroup } from './lib/processes.js';
 import { Progress } from './lib/progress.js';
@@ -145,15 +146,6 @@ async function main(): Promise<number> {
     progress.step(`HTTP figures written to ${writeHttpRecord(RESULTS_DIR, httpRecord(results.http, run, failed))}`);
   }
   return checks.failed.length === 0 && results.errors.length === 0 ? 0 : 1;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 main().then(
