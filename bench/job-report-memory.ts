@@ -8,20 +8,18 @@
  * Not part of CI: `npm run build && npx tsx bench/job-report-memory.ts` (DATABASE_URL, REDIS_URL as for
  * `npm run bench`). Results go to bench/results/job-report-memory.json.
  */
-import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createGunzip } from 'node:zlib';
 import pg from 'pg';
 import { installCleanup } from './lib/cleanup.js';
 import { BenchDatabases } from './lib/database.js';
 import { RssSampler, readRssMiB } from './lib/memory-sampler.js';
-import { MerchantClient, type MerchantCredentials, signedBody } from './lib/merchant-client.js';
+import { MerchantClient } from './lib/merchant-client.js';
 import { ServiceGroup } from './lib/processes.js';
 import { Progress, pollUntil, sleep } from './lib/progress.js';
 import { QueueKeys } from './lib/queue-keys.js';
+import { downloadReport, type ReadReport } from './lib/report-download.js';
 import { seedMerchants } from './lib/seed.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -33,14 +31,9 @@ const REWARDS = PLAYERS * REWARDS_PER_PLAYER;
 /** The slow reader takes this many bytes a second: a client on a slow link, far below what the API sends. */
 const SLOW_READER_BYTES_PER_SECOND = 4 * 1024 * 1024;
 
-interface Download {
+interface Download extends ReadReport {
   variant: string;
   seconds: number;
-  bytesOnWire: number;
-  lines: number;
-  counts: Record<string, number>;
-  checksumHolds: boolean;
-  summary: Record<string, unknown>;
   rssBeforeMiB: number | null;
   rssPeakMiB: number | null;
   rssGrowthMiB: number | null;
@@ -130,7 +123,7 @@ async function main(): Promise<number> {
     // A large by-query job's rewards are listed moments after it completed: wait until the report answers.
     await pollUntil(
       async () => {
-        const probe = await download(api.baseUrl, merchant, jobId, { gzip: false, probeOnly: true });
+        const probe = await downloadReport(api.baseUrl, merchant, jobId, { gzip: false, probeOnly: true });
         return probe === 200 ? true : undefined;
       },
       { intervalMs: 1_000, timeoutMs: 5 * 60_000, what: 'the job report to answer 200' },
@@ -144,7 +137,7 @@ async function main(): Promise<number> {
       const rssBefore = await readRssMiB(api.pid);
       const sampler = new RssSampler(api.pid, 50).start();
       const started = performance.now();
-      const result = await download(api.baseUrl, merchant, jobId, {
+      const result = await downloadReport(api.baseUrl, merchant, jobId, {
         gzip: variant === 'gzip',
         bytesPerSecond: variant === 'slow reader' ? SLOW_READER_BYTES_PER_SECOND : undefined,
       });
@@ -205,95 +198,6 @@ async function heapSpacesMiB(adminUrl: string): Promise<Record<string, number>> 
   } catch {
     return {};
   }
-}
-
-/**
- * Downloads the report without keeping it: hashes and counts its lines as they arrive (decoding gzip in
- * a stream), so the bench's own memory stays flat too. `bytesPerSecond` paces the reading (the socket
- * is paused between chunks), as a slow client does. `probeOnly` answers the status code alone.
- */
-function download(
-  baseUrl: string,
-  merchant: MerchantCredentials,
-  jobId: string,
-  options: { gzip: boolean; bytesPerSecond?: number; probeOnly?: boolean },
-): Promise<
-  | number
-  | Omit<
-      Download,
-      | 'variant'
-      | 'seconds'
-      | 'rssBeforeMiB'
-      | 'rssPeakMiB'
-      | 'rssGrowthMiB'
-      | 'heapSpacesBeforeMiB'
-      | 'heapSpacesAfterMiB'
-    >
-> {
-  const body = JSON.stringify(signedBody(merchant, { jobId }));
-  return new Promise((resolve, reject) => {
-    const outgoing = request(
-      new URL('/api/v1/integration/jobs/report', baseUrl),
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(options.gzip ? { 'accept-encoding': 'gzip' } : {}) },
-      },
-      (incoming) => {
-        if (options.probeOnly) {
-          // The status alone: the body is not read, the connection closed.
-          incoming.destroy();
-          resolve(incoming.statusCode ?? 0);
-          return;
-        }
-        if (incoming.statusCode !== 200) {
-          incoming.resume();
-          incoming.on('end', () => resolve(incoming.statusCode ?? 0));
-          return;
-        }
-        let bytesOnWire = 0;
-        const started = performance.now();
-        incoming.on('data', (chunk: Buffer) => {
-          bytesOnWire += chunk.length;
-          if (!options.bytesPerSecond) return;
-          const due = (bytesOnWire / options.bytesPerSecond) * 1_000 - (performance.now() - started);
-          if (due > 0) {
-            incoming.pause();
-            setTimeout(() => incoming.resume(), due);
-          }
-        });
-        const decoded = options.gzip ? incoming.pipe(createGunzip()) : incoming;
-        const hash = createHash('sha256');
-        const counts: Record<string, number> = {};
-        let lines = 0;
-        let carry = '';
-        let summary: Record<string, unknown> | null = null;
-        decoded.setEncoding('utf8');
-        decoded.on('data', (text: string) => {
-          const parts = (carry + text).split('\n');
-          carry = parts.pop() ?? '';
-          for (const line of parts) {
-            const parsed = JSON.parse(line) as { outcome?: string; summary?: Record<string, unknown> };
-            if (parsed.summary) {
-              summary = parsed.summary;
-              continue;
-            }
-            hash.update(`${line}\n`);
-            lines += 1;
-            const outcome = parsed.outcome ?? 'none';
-            counts[outcome] = (counts[outcome] ?? 0) + 1;
-          }
-        });
-        decoded.on('error', reject);
-        decoded.on('end', () => {
-          if (!summary) return reject(new Error('the report ended without its summary line'));
-          const found = summary as Record<string, unknown>;
-          resolve({ bytesOnWire, lines, counts, checksumHolds: hash.digest('hex') === found.sha256, summary: found });
-        });
-      },
-    );
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
 }
 
 main().then(

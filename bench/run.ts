@@ -1,28 +1,34 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BenchResults } from './figures/bench-results.js';
 import { Checks } from './lib/checks.js';
 import { installCleanup } from './lib/cleanup.js';
 import { BenchDatabases } from './lib/database.js';
+import { isRunning } from './lib/is-running.js';
 import { describeMachine } from './lib/machine.js';
 import { ServiceGroup } from './lib/processes.js';
 import { Progress } from './lib/progress.js';
 import { QueueKeys } from './lib/queue-keys.js';
-import { type BenchResults, evaluateTargets, formatReport, writeResults } from './lib/report.js';
 import { parseBenchArgs, USAGE } from './lib/settings.js';
 import type { BenchContext } from './phases/context.js';
 import { prepareData } from './phases/prepare.phase.js';
 import { runAllPhases } from './phases/table.js';
+import { formatReport, writeResults } from './report/format.js';
+import { httpRecord, writeHttpRecord } from './report/http-record.js';
+import { evaluateTargets } from './report/targets.js';
 
 /**
  * `npm run bench [-- --quick]`: measures the performance targets, each beside its baseline in the
  * same run, on a database and queue prefix of its own, with API and worker processes started from
- * the built code. Progress on stderr; the table on stdout; the figures in bench/results/latest.json.
+ * the built code. Progress on stderr; the table on stdout; the figures in bench/results/latest.json
+ * (and, when the HTTP phase ran, its CPU figures in bench/results/<UTC minute>-http.json).
  * Exits non-zero when a correctness check fails or a phase cannot finish (never for timing).
  */
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const RESULTS_PATH = join(root, 'bench/results/latest.json');
+const RESULTS_DIR = join(root, 'bench/results');
+const RESULTS_PATH = join(RESULTS_DIR, 'latest.json');
 const LOG_DIR = join(root, 'bench/results/logs');
 const PROFILE_DIR = join(root, 'bench/results/profiles');
 
@@ -134,16 +140,12 @@ async function main(): Promise<number> {
   writeResults(RESULTS_PATH, results);
   process.stdout.write(`${formatReport(results)}\n`);
   progress.step(`results written to ${RESULTS_PATH}`);
-  return checks.failed.length === 0 && results.errors.length === 0 ? 0 : 1;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  if (results.http) {
+    const run = { ...results, connections: settings.http.connections };
+    const failed = results.checks.filter((check) => !check.ok).map((check) => check.name);
+    progress.step(`HTTP figures written to ${writeHttpRecord(RESULTS_DIR, httpRecord(results.http, run, failed))}`);
   }
+  return checks.failed.length === 0 && results.errors.length === 0 ? 0 : 1;
 }
 
 main().then(

@@ -7,29 +7,21 @@ import pg from 'pg';
 import { Checks } from './lib/checks.js';
 import { installCleanup } from './lib/cleanup.js';
 import { BenchDatabases } from './lib/database.js';
+import { isRunning } from './lib/is-running.js';
 import { describeMachine } from './lib/machine.js';
-import { percentile, round } from './lib/percentiles.js';
-import { type RunningService, ServiceGroup } from './lib/processes.js';
-import { Progress, pollUntil, sleep } from './lib/progress.js';
+import { round } from './lib/percentiles.js';
+import { ServiceGroup } from './lib/processes.js';
+import { Progress, sleep } from './lib/progress.js';
 import { QueueKeys } from './lib/queue-keys.js';
 import { type SoakMerchant, seedSoakMerchants } from './soak/soak-data.js';
-import {
-  evaluateFigures,
-  formatSoakReport,
-  growthOverLastThird,
-  kindFigures,
-  latenciesBetween,
-  latencyFigures,
-  MIN_MINUTES_FOR_FIGURES,
-  perMinute,
-  type SoakResults,
-  slopePerMinute,
-  writeSoakResults,
-} from './soak/soak-report.js';
+import { countNotCancelled, waitForDrain } from './soak/soak-end-checks.js';
+import type { SoakResults } from './soak/soak-figures.js';
+import { evaluateFigures, formatSoakReport, minuteLine, writeSoakResults } from './soak/soak-report.js';
 import { SoakSampler } from './soak/soak-sampler.js';
-import { parseSoakArgs, SOAK_USAGE, type SoakSettings } from './soak/soak-settings.js';
-import { REQUEST_KINDS, TrafficMix } from './soak/traffic-mix.js';
-import { WebhookSink } from './soak/webhook-sink.js';
+import { describeConfiguration, parseSoakArgs, SOAK_USAGE } from './soak/soak-settings.js';
+import { summarizeSoak } from './soak/soak-summary.js';
+import { TrafficMix } from './soak/traffic-mix.js';
+import { registerWebhooks, WebhookSink } from './soak/webhook-sink.js';
 
 /**
  * `npm run bench:soak [-- --minutes N]`: the steady-state mix of traffic for N minutes against the built API
@@ -42,7 +34,6 @@ import { WebhookSink } from './soak/webhook-sink.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_PATH = join(root, 'bench/results/soak.json');
 const LOG_DIR = join(root, 'bench/results/logs/soak');
-const CANCEL_QUEUES = ['cancel', 'bulk-cancel'];
 /** After the queues drain, how long the healthy merchants' last events may take to arrive. */
 const WEBHOOK_GRACE_MS = 30_000;
 
@@ -203,63 +194,23 @@ async function main(): Promise<number> {
         : `${notCancelled} not CANCELLED`,
     );
 
-    const requests = Object.fromEntries(
-      REQUEST_KINDS.map((kind) => [kind, kindFigures(traffic.records[kind])]),
-    ) as SoakResults['requests'];
-    const thirdFromS = (trafficS * 2) / 3;
-    const minuteTwo = percentile(latenciesBetween(traffic.records.singleCancel, 60, 120), 99);
-    const lastThird = percentile(latenciesBetween(traffic.records.singleCancel, thirdFromS, trafficS), 99);
-    const delays = merchants
-      .filter((m) => !m.deadReceiver)
-      .flatMap((m) => sink?.arrivals.get(m.id) ?? [])
-      .map((arrival) => arrival.delayMs);
-    const trafficSamples = sampler.samples.filter((sample) => sample !== afterDrain);
-    const firstSample = trafficSamples[0];
-    const lastTrafficSample = trafficSamples.at(-1);
-    const acceptedRewards =
-      traffic.acceptedRewardIds.length + traffic.acceptedPlayers.length * settings.rewardsPerPlayer;
-    const deadWindow = trafficSamples.filter((sample) => sample.atS >= thirdFromS);
-    const partial: Omit<SoakResults, 'figures'> = {
-      at: new Date().toISOString(),
-      minutes: settings.minutes,
-      durationSeconds: 0,
-      machine,
+    const partial = summarizeSoak({
       settings,
+      machine,
       notes,
-      requests,
-      perMinute: perMinute(traffic.records, settings.minutes),
-      singleCancelP99: {
-        minuteTwoMs: minuteTwo === null ? null : round(minuteTwo, 1),
-        lastThirdMs: lastThird === null ? null : round(lastThird, 1),
-        ratio: minuteTwo && lastThird !== null && settings.minutes >= 2 ? round(lastThird / minuteTwo, 2) : null,
-      },
-      acceptedRewards,
-      growth: growthOverLastThird(trafficSamples, trafficS),
-      ownBytesPerAcceptedReward:
-        firstSample && lastTrafficSample && acceptedRewards > 0
-          ? Math.round(((lastTrafficSample.ownTablesMiB - firstSample.ownTablesMiB) * 1024 * 1024) / acceptedRewards)
-          : null,
-      webhooks: {
-        expected: expectedEvents,
-        received: receivedEvents(),
-        p50DelayMs: percentile(delays, 50),
-        p99DelayMs: percentile(delays, 99),
-        maxDelayMs: delays.length > 0 ? Math.max(...delays) : null,
-        over10s: delays.filter((delay) => delay > 10_000).length,
-      },
-      deadReceiver: {
+      traffic,
+      samples: sampler.samples,
+      afterDrain,
+      trafficS,
+      arrivals: merchants.filter((m) => !m.deadReceiver).flatMap((m) => sink?.arrivals.get(m.id) ?? []),
+      webhookEvents: { expected: expectedEvents, received: receivedEvents() },
+      dead: {
         merchantId: dead.id,
         acceptedJobs: traffic.acceptedJobs.length - healthyJobs.length,
         refusedAttempts: sink.refused.get(dead.id) ?? 0,
-        pendingDeliveriesAtEnd: afterDrain.deadPendingDeliveries,
-        webhookQueueAtEnd: afterDrain.webhookQueue,
-        pendingPerMinuteLastThird: slopePerMinute(
-          deadWindow.map((sample) => ({ atS: sample.atS, value: sample.deadPendingDeliveries })),
-        ),
       },
-      samples: sampler.samples,
       checks: checks.all,
-    };
+    });
     results = { ...partial, figures: evaluateFigures(partial) };
   } finally {
     progress.step('cleaning up: stopping the services, dropping the databases, deleting the queue keys');
@@ -271,113 +222,6 @@ async function main(): Promise<number> {
   process.stdout.write(`${formatSoakReport(results)}\n`);
   progress.step(`results written to ${RESULTS_PATH}`);
   return results.checks.every((check) => check.ok) ? 0 : 1;
-}
-
-/** What the run's configuration means for its figures, said in the output and the JSON. */
-function describeConfiguration(settings: SoakSettings): string[] {
-  const notes = [`RETENTION_MS=${settings.retentionMs} passed to the services`];
-  if (settings.minutes < MIN_MINUTES_FOR_FIGURES) {
-    notes.push(
-      `a ${settings.minutes}-minute run is a smoke run: the growth and p99 figures need at least ` +
-        `${MIN_MINUTES_FOR_FIGURES} minutes and are reported as n/a`,
-    );
-  }
-  return notes;
-}
-
-/** The admin API sets each merchant's webhook to its path on the local receiver. */
-async function registerWebhooks(
-  api: RunningService,
-  adminToken: string,
-  merchants: readonly SoakMerchant[],
-  sink: WebhookSink,
-): Promise<void> {
-  for (const merchant of merchants) {
-    const response = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-      body: JSON.stringify({ url: sink.urlFor(merchant.id) }),
-    });
-    const text = await response.text();
-    if (response.status !== 200)
-      throw new Error(`setting ${merchant.id}'s webhook answered ${response.status}: ${text.slice(0, 300)}`);
-  }
-}
-
-async function waitForDrain(
-  queue: QueueKeys,
-  timeoutMs: number,
-): Promise<{ ok: boolean; seconds: number; left: Record<string, number> }> {
-  const began = performance.now();
-  let left: Record<string, number> = {};
-  const seconds = () => round((performance.now() - began) / 1000, 1);
-  try {
-    await pollUntil(
-      async () => {
-        left = {};
-        for (const name of CANCEL_QUEUES) {
-          const counts = await queue.jobCounts(name);
-          for (const state of ['waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children']) {
-            const count = counts[state] ?? 0;
-            if (count > 0) left[`${name}.${state}`] = count;
-          }
-        }
-        return Object.keys(left).length === 0 ? true : undefined;
-      },
-      { intervalMs: 500, timeoutMs, what: 'the cancel queues to drain' },
-    );
-    return { ok: true, seconds: seconds(), left };
-  } catch {
-    return { ok: false, seconds: seconds(), left };
-  }
-}
-
-/** Rewards a 200 promised to cancel that are not CANCELLED: by id, then by (merchant, player). */
-async function countNotCancelled(pool: pg.Pool, traffic: TrafficMix): Promise<number> {
-  let missing = 0;
-  const chunk = 10_000;
-  for (let start = 0; start < traffic.acceptedRewardIds.length; start += chunk) {
-    const { rows } = await pool.query<{ count: string }>(
-      "SELECT count(*) AS count FROM rewards WHERE id = ANY($1::uuid[]) AND status <> 'CANCELLED'",
-      [traffic.acceptedRewardIds.slice(start, start + chunk)],
-    );
-    missing += Number(rows[0]?.count ?? 0);
-  }
-  for (let start = 0; start < traffic.acceptedPlayers.length; start += chunk) {
-    const players = traffic.acceptedPlayers.slice(start, start + chunk);
-    const { rows } = await pool.query<{ count: string }>(
-      `SELECT count(*) AS count FROM rewards r
-       JOIN unnest($1::uuid[], $2::text[]) AS p(merchant_id, player_id)
-         ON r.merchant_id = p.merchant_id AND r.player_id = p.player_id
-       WHERE r.status <> 'CANCELLED'`,
-      [players.map((p) => p.merchantId), players.map((p) => p.playerId)],
-    );
-    missing += Number(rows[0]?.count ?? 0);
-  }
-  return missing;
-}
-
-function minuteLine(minute: number, traffic: TrafficMix, sampler: SoakSampler): string {
-  const from = (minute - 1) * 60;
-  const cancels = latencyFigures(latenciesBetween(traffic.records.singleCancel, from, minute * 60));
-  const reads = latencyFigures(latenciesBetween(traffic.records.readAll, from, minute * 60));
-  const fiveXx = REQUEST_KINDS.reduce((sum, kind) => sum + kindFigures(traffic.records[kind]).fiveXx, 0);
-  const sample = sampler.samples.at(-1);
-  return (
-    `minute ${minute}: cancel p50/p99 ${cancels.p50Ms}/${cancels.p99Ms} ms (${cancels.count}), readAll ` +
-    `${reads.p50Ms}/${reads.p99Ms} ms, 5xx so far ${fiveXx}; own tables ${sample?.ownTablesMiB ?? '?'} MiB, ` +
-    `Redis ${sample?.redisUsedMiB ?? '?'} MiB (${sample?.redisKeys ?? '?'} keys), RSS api ${sample?.apiRssMiB ?? '?'} / ` +
-    `worker ${sample?.workerRssMiB ?? '?'} MiB, dead merchant pending ${sample?.deadPendingDeliveries ?? '?'}`
-  );
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 main().then(

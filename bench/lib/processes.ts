@@ -72,11 +72,16 @@ export class ServiceGroup {
     private readonly profileDir: string | null = null,
   ) {}
 
+  /**
+   * `checkout`: another checkout's directory whose build runs instead of this one's (its own
+   * `dist/<kind>/index.js` and preload, in that directory): a candidate measured beside this build.
+   */
   async start(
     kind: ServiceKind,
     name: string,
     environment: ServiceEnvironment,
     extraEnv: Record<string, string> = {},
+    checkout: string = this.root,
   ): Promise<RunningService> {
     const port = await freePort();
     const adminPort = kind === 'api' ? await freePort() : port;
@@ -103,7 +108,7 @@ export class ServiceGroup {
         ...extraEnv,
       },
       // As in production: the preload starts tracing only when extraEnv sets an OTLP endpoint.
-      { nodeArgs: ['--import', './dist/shared/telemetry/telemetry.preload.js', ...profileArgs] },
+      { nodeArgs: ['--import', './dist/shared/telemetry/telemetry.preload.js', ...profileArgs], cwd: checkout },
     );
     const service = await this.whenAnswering(kind, name, child, port, logPath, async (baseUrl) => {
       const response = await fetch(`${baseUrl}/readyz`);
@@ -224,12 +229,12 @@ export class ServiceGroup {
     args: readonly string[],
     logPath: string,
     env: Record<string, string>,
-    options: { captureStdout?: boolean; nodeArgs?: readonly string[] } = {},
+    options: { captureStdout?: boolean; nodeArgs?: readonly string[]; cwd?: string } = {},
   ): ChildProcess {
     const log = openSync(logPath, 'w');
     try {
       const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
-        cwd: this.root,
+        cwd: options.cwd ?? this.root,
         // Only what the service needs: nothing of the developer's environment (a stray QUEUE_PREFIX,
         // say) leaks into the run.
         env: { PATH: process.env.PATH ?? '', SECRETS_KEYS: this.secretsKeys, ...env },

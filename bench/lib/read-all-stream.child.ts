@@ -1,13 +1,8 @@
 import { Agent, request as httpRequest } from 'node:http';
+import { READ_ALL_PATH } from './api-paths.js';
 import { signedBody } from './merchant-client.js';
 import { sleep } from './progress.js';
-import {
-  READ_ALL_PATH,
-  type ReadAllStream,
-  type StreamCommand,
-  type StreamRequest,
-  type StreamSample,
-} from './read-all-stream.js';
+import type { ReadAllStream, StreamCommand, StreamRequest, StreamSample } from './read-all-stream.js';
 
 /**
  * The readAll streams' own process (opened by `ReadAllStreams`): told to start a stream, it answers once

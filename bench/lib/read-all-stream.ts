@@ -4,8 +4,6 @@ import { fileURLToPath } from 'node:url';
 import type { MerchantCredentials } from './merchant-client.js';
 import { percentile, round } from './percentiles.js';
 
-export const READ_ALL_PATH = '/api/v1/integration/reward-configurations/readAll';
-
 export interface StreamSummary {
   requests: number;
   errors: number;

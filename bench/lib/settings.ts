@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 /**
@@ -68,6 +70,18 @@ export interface BenchSettings {
   serviceEnv: Record<string, string>;
   /** `--profile`: API and worker processes run with `node --cpu-prof` (bench/results/profiles/). */
   profile: boolean;
+  /**
+   * `--candidate NAME=DIR` (repeatable): another checkout's built API (DIR/dist/api/index.js), measured
+   * by the HTTP phase beside this one and its twin, in the same rounds (bench/README.md, "Candidates").
+   */
+  candidates: HttpCandidate[];
+}
+
+/** Another build of the API, measured beside this checkout's. */
+interface HttpCandidate {
+  name: string;
+  /** The checkout's absolute path: the process runs there, from its own dist/. */
+  dir: string;
 }
 
 /** The phase groups `--only` can name, in the order they run. */
@@ -86,7 +100,7 @@ const RESERVED_ENV = new Set([
   'PATH',
 ]);
 
-export const USAGE = `Usage: npm run bench [-- [--quick] [--only GROUP,...] [--env KEY=VALUE ...]]
+export const USAGE = `Usage: npm run bench [-- [--quick] [--only GROUP,...] [--env KEY=VALUE ...] [--candidate NAME=DIR ...]]
 
 Measures the performance targets against their baselines, on a database and queue prefix of
 its own (DATABASE_URL's server, REDIS_URL), and writes bench/results/latest.json.
@@ -95,6 +109,11 @@ its own (DATABASE_URL's server, REDIS_URL), and writes bench/results/latest.json
                    data the others need is not seeded
   --env KEY=VALUE  extra configuration for every API and worker process (repeatable), e.g.
                    --env WORKER_BULK_CONCURRENCY=1 --env LOG_LEVEL=warn
+  --candidate NAME=DIR
+                   the HTTP phase also measures DIR's built API (DIR/dist/api/index.js, run
+                   in DIR, same environment) in the same rounds as this one (repeatable)
+  --http-rounds N  the HTTP phase's rounds (default 8; 1 with --quick)
+  --http-seconds S each HTTP run's length in seconds (default 3; 2 with --quick)
   --profile        run the API and workers under node --cpu-prof; their CPU profiles land
                    in bench/results/profiles/ (open them in Chrome DevTools, or summarise
                    them with: npx tsx bench/profile-summary.ts FILE.cpuprofile)
@@ -116,6 +135,9 @@ export function parseBenchArgs(
       env: { type: 'string', multiple: true },
       only: { type: 'string' },
       profile: { type: 'boolean' },
+      candidate: { type: 'string', multiple: true },
+      'http-rounds': { type: 'string' },
+      'http-seconds': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -139,7 +161,12 @@ export function parseBenchArgs(
     reads: { configurations: 50, gamesPerConfiguration: 5, betSlipItems: 10 },
     singles: { requests: 20_000 * scale, connections: 100, rewardsPerPlayer: 100, runs: quick ? 1 : 3 },
     // Many short interleaved rounds: every figure is a median over them (bench/README.md, "How it measures").
-    http: { durationSeconds: quick ? 2 : 3, warmupSeconds: quick ? 0.5 : 3, connections: 50, rounds: quick ? 1 : 8 },
+    http: {
+      durationSeconds: positive('--http-seconds', values['http-seconds']) ?? (quick ? 2 : 3),
+      warmupSeconds: quick ? 0.5 : 3,
+      connections: 50,
+      rounds: positive('--http-rounds', values['http-rounds'], true) ?? (quick ? 1 : 8),
+    },
     tracing: { durationSeconds: 2, warmupSeconds: quick ? 0.5 : 20, rounds: quick ? 1 : 12 },
     // Light, so that the stream itself does not slow the cancel it watches: 20 requests in flight at
     // most, 40 per second in all (a readAll cost ~10 ms of server time, measured 2026-11-20).
@@ -167,7 +194,39 @@ export function parseBenchArgs(
     only,
     serviceEnv,
     profile: values.profile === true,
+    candidates: parseCandidates(values.candidate ?? []),
   };
+}
+
+/** A positive number given on the command line (a whole one when `whole`), or undefined when not given. */
+function positive(option: string, text: string | undefined, whole = false): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!(value > 0) || (whole && !Number.isInteger(value))) {
+    throw new Error(`${option} wants a positive ${whole ? 'whole ' : ''}number, got '${text}'`);
+  }
+  return value;
+}
+
+/** The built API entry point a candidate checkout must have. */
+const CANDIDATE_ENTRY = 'dist/api/index.js';
+
+function parseCandidates(assignments: readonly string[]): HttpCandidate[] {
+  const candidates: HttpCandidate[] = [];
+  for (const assignment of assignments) {
+    const match = /^([a-z0-9][a-z0-9_-]*)=(.+)$/is.exec(assignment);
+    if (!match?.[1] || !match[2]) throw new Error(`--candidate wants NAME=DIR, got '${assignment}'`);
+    const name = match[1];
+    if (['baseline', 'independent', 'api', 'twin'].includes(name) || candidates.some((known) => known.name === name)) {
+      throw new Error(`--candidate: the name '${name}' is taken`);
+    }
+    const dir = resolve(match[2]);
+    if (!existsSync(join(dir, CANDIDATE_ENTRY))) {
+      throw new Error(`--candidate ${name}: ${join(dir, CANDIDATE_ENTRY)} is missing (run npm run build in ${dir})`);
+    }
+    candidates.push({ name, dir });
+  }
+  return candidates;
 }
 
 function parseOnly(list: string): Set<PhaseGroup> {

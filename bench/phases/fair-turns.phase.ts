@@ -1,40 +1,14 @@
 import type pg from 'pg';
+import type { FairTurnsRun, FairTurnsSizes } from '../figures/fair-turns.js';
+import { BULK_CANCEL_BY_QUERY_PATH, BULK_CANCEL_PATH } from '../lib/api-paths.js';
 import type { Checks } from '../lib/checks.js';
 import { waitForJobs } from '../lib/job-waiter.js';
 import { loadAverage1m } from '../lib/machine.js';
 import { MerchantClient } from '../lib/merchant-client.js';
 import type { SeededMerchant } from '../lib/seed.js';
-import { BULK_CANCEL_BY_QUERY_PATH } from './bulk-cancel.phase.js';
 import { seeded } from './context.js';
 import type { PhaseKit } from './phase-kit.js';
-import { BULK_CANCEL_PATH } from './redis-memory.phase.js';
 import { type Phase, phase } from './runner.js';
-
-interface FairTurnsSizes {
-  /** bulkCancelByQuery jobs merchant A queues. */
-  jobs: number;
-  playersPerJob: number;
-  rewardsPerPlayer: number;
-  /** External ids in merchant B's one bulkCancel. */
-  bIds: number;
-}
-
-export interface FairTurnsRun extends FairTurnsSizes {
-  aRewards: number;
-  /** B's request sent → B's job seen completed by the poll: what the target judges. */
-  bLatencyMs: number;
-  /** B's request sent → B's job finished, by the job's own timestamp (no poll lag). */
-  bFinishedAfterMs: number | null;
-  /** How many of A's jobs had finished before B's did (without turns: all of them). */
-  aJobsFinishedBeforeB: number;
-  /** A's first request sent → A's last request answered. */
-  aSendMs: number;
-  /** A's first request sent → A's last job finished (by the job's own timestamp). */
-  aJobsMs: number | null;
-  bResult: Record<string, number> | null;
-  valid: boolean;
-  loadAverage1m: number;
-}
 
 const playerWidth = (sizes: FairTurnsSizes) => String(sizes.jobs * sizes.playersPerJob - 1).length;
 

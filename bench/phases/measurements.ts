@@ -1,20 +1,16 @@
+import type { BenchResults } from '../figures/bench-results.js';
+import type { BookkeepingResults } from '../figures/bookkeeping.js';
+import type { BulkCancelResults, BulkCancelRun, RawUpdateRun } from '../figures/bulk-cancel.js';
+import type { FairTurnsRun } from '../figures/fair-turns.js';
+import type { HttpResults } from '../figures/http.js';
+import type { RedisMemoryResults } from '../figures/redis-memory.js';
+import type { SingleCancelResults, SingleCancelRun } from '../figures/single-cancels.js';
+import type { TracingResults } from '../figures/tracing.js';
+import type { WorkerMemoryResults } from '../figures/worker-memory.js';
 import { median, ratio } from '../lib/percentiles.js';
-import type {
-  BenchResults,
-  BookkeepingResults,
-  BulkCancelResults,
-  RedisMemoryResults,
-  SingleCancelResults,
-  WorkerMemoryResults,
-} from '../lib/report.js';
 import type { BenchSettings } from '../lib/settings.js';
 import type { TransactionSampler } from '../lib/transaction-sampler.js';
-import type { BulkCancelRun, RawUpdateRun } from './bulk-cancel.phase.js';
-import type { FairTurnsRun } from './fair-turns.phase.js';
-import type { HttpResults } from './http.phase.js';
 import type { PhaseErrors } from './runner.js';
-import type { SingleCancelRun } from './single-cancels.phase.js';
-import type { TracingResults } from './tracing.phase.js';
 
 export type TransactionSampling = Awaited<ReturnType<TransactionSampler['stop']>>;
 

@@ -1,8 +1,10 @@
+import { BULK_CANCEL_BY_QUERY_PATH } from '../lib/api-paths.js';
 import { type FinishedJob, waitForJobs } from '../lib/job-waiter.js';
 import { MerchantClient } from '../lib/merchant-client.js';
 import { sleep } from '../lib/progress.js';
 import { ReadAllStreams, type StreamRecord, sentBetween, summarise } from '../lib/read-all-stream.js';
-import { BULK_CANCEL_BY_QUERY_PATH, measureRawUpdate, playersOf, sampledBulkCancel } from './bulk-cancel.phase.js';
+import { sampledBulkCancel } from './bulk-cancel.phase.js';
+import { measureRawUpdate, playersOf } from './bulk-cancel-runs.js';
 import type { PhaseKit } from './phase-kit.js';
 import { phase, step, type TableEntry } from './runner.js';
 

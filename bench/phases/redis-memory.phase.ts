@@ -3,6 +3,8 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queueNames } from '../../src/shared/queue/job-catalogue.js';
 import { startRedisServer } from '../../test/helpers/redis-server.js';
+import { REDIS_MEMORY_HEADROOM_MIB, type RedisMemoryRun } from '../figures/redis-memory.js';
+import { BULK_CANCEL_PATH } from '../lib/api-paths.js';
 import type { Checks } from '../lib/checks.js';
 import { waitForJobs } from '../lib/job-waiter.js';
 import { loadAverage1m } from '../lib/machine.js';
@@ -10,13 +12,10 @@ import { MerchantClient, signedBody } from '../lib/merchant-client.js';
 import { round } from '../lib/percentiles.js';
 import { pollUntil } from '../lib/progress.js';
 import { RedisMemorySampler, redisMemoryMiB, settledRedisMemoryMiB } from '../lib/redis-memory-sampler.js';
-import { REDIS_MEMORY_HEADROOM_MIB } from '../lib/report.js';
 import { seeded } from './context.js';
 import { redisMemoryEnv } from './measurements.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
-
-export const BULK_CANCEL_PATH = '/api/v1/integration/rewards/bulkCancel';
 
 /** A finished job keeps only who asked and its counts; anything larger still holds identifiers. */
 const FORGOTTEN_DATA_MAX_BYTES = 4_096;
@@ -33,34 +32,6 @@ interface RedisMemoryOptions {
   /** Progress line every this many requests sent. */
   reportEvery: number;
   onProgress: (message: string) => void;
-}
-
-export interface RedisMemoryRun {
-  requests: number;
-  idsPerRequest: number;
-  idLength: number;
-  /** Bytes of one request body (all are the same size). */
-  bodyBytes: number;
-  /** `used_memory` with the API and worker connected and idle, before the first request (MiB). */
-  beforeMiB: number;
-  /** Highest `used_memory` sampled (every 100 ms) from the first request until every job had completed. */
-  peakMiB: number;
-  peakSamples: number;
-  /** Redis's own `used_memory_peak` since it started: the peak between two samples, too. */
-  serverPeakMiB: number;
-  /** `used_memory` once every job has completed and its identifiers were dropped. */
-  afterMiB: number;
-  deltaMiB: number;
-  /** First request sent → last request answered. */
-  sendMs: number;
-  /** Requests sent again after a 503 or 429 (the API's deadline for storing a job passed on a busy machine). */
-  retries: number;
-  /** First request sent → every job seen completed. */
-  completedMs: number;
-  /** Every job completed → every job's data back to its small remainder (identifiers dropped). */
-  identifiersDroppedMs: number | null;
-  valid: boolean;
-  loadAverage1m: number;
 }
 
 /**

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { SingleCancelRun } from '../figures/single-cancels.js';
+import { CANCEL_PATH } from '../lib/api-paths.js';
 import { bookkeepingSize, bytesPer } from '../lib/bookkeeping-size.js';
 import type { Checks } from '../lib/checks.js';
 import type { LoadFigures } from '../lib/http-load.js';
@@ -11,23 +13,6 @@ import type { SeededMerchant } from '../lib/seed.js';
 import { seeded } from './context.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
-
-export const CANCEL_PATH = '/api/v1/integration/rewards/cancel';
-
-export interface SingleCancelRun {
-  requests: number;
-  /**
-   * end-to-end: first request sent → the last of the rewards seen CANCELLED in the database.
-   * drain: the jobs all stored first (queue paused) → queue resumed → the last reward CANCELLED.
-   */
-  ms: number;
-  /** First request sent → last request answered (every job stored). */
-  acceptMs: number;
-  /** First to last committed batch, by the rewards' cancelled_at (each batch's transaction start). */
-  sqlSpanMs: number | null;
-  http: LoadFigures;
-  valid: boolean;
-}
 
 interface SingleCancelOptions {
   connections: number;

@@ -1,43 +1,15 @@
+import type { TracingRouteFigures } from '../figures/tracing.js';
+import { CANCEL_PATH, READ_ALL_PATH } from '../lib/api-paths.js';
 import { type LoadFigures, type LoadTarget, runLoad } from '../lib/http-load.js';
 import { signedBody } from '../lib/merchant-client.js';
 import { startOtlpSink } from '../lib/otlp-sink.js';
 import { medianOf, percentile, ratio, round } from '../lib/percentiles.js';
 import { processCpuSeconds } from '../lib/process-cpu.js';
-import { READ_ALL_PATH } from '../lib/read-all-stream.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';
-import { CANCEL_PATH } from './single-cancels.phase.js';
 
 /** The sampling the overhead is judged at (docs/operations.md, "Tracing"). */
 const TRACING_SAMPLE_RATIO = 0.1;
-
-/** One route with tracing off and on, each a median over the rounds. */
-export interface TracingRouteFigures {
-  offRps: number | null;
-  onRps: number | null;
-  /** Tracing on ÷ tracing off, the median of the per-round ratios; null when a run had an error. */
-  ratio: number | null;
-  /**
-   * The per-round ratios' first and third quartiles: how far one round moves on the machine of the run
-   * (two identical APIs read 0.76–1.35× in single rounds on 2026-11-27). Absent in older results.
-   */
-  ratioMiddleHalf?: { low: number; high: number } | null;
-  /** The API process's CPU time per answered request (µs), off and on (medians over the rounds). */
-  offCpuMicros: number | null;
-  onCpuMicros: number | null;
-  /** Off ÷ on CPU per request: the throughput share tracing leaves where the API is CPU-bound. */
-  cpuRatio: number | null;
-}
-
-export interface TracingResults {
-  sampleRatio: number;
-  cancel: TracingRouteFigures;
-  readAll: TracingRouteFigures;
-  /** OTLP exports the sink received while tracing was on (0 would mean nothing was traced). */
-  exports: number;
-  exportedBytes: number;
-  runs: Record<string, LoadFigures>;
-}
 
 const ROUTES = ['cancel', 'readAll'] as const;
 

@@ -1,6 +1,7 @@
+import type { BulkCancelRun } from '../figures/bulk-cancel.js';
 import { RssSampler } from '../lib/memory-sampler.js';
 import { MerchantClient } from '../lib/merchant-client.js';
-import { type BulkCancelRun, measureServiceBulkCancel, playersOf } from './bulk-cancel.phase.js';
+import { measureServiceBulkCancel, playersOf } from './bulk-cancel-runs.js';
 import { seeded } from './context.js';
 import type { PhaseKit } from './phase-kit.js';
 import { type Phase, phase } from './runner.js';

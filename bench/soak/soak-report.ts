@@ -1,168 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Check } from '../lib/checks.js';
-import type { MachineInfo } from '../lib/machine.js';
-import { percentile, round } from '../lib/percentiles.js';
-import { table } from '../lib/report.js';
-import type { SoakSample } from './soak-sampler.js';
-import type { SoakSettings } from './soak-settings.js';
-import { type KindRecord, REQUEST_KINDS, type RequestKind } from './traffic-mix.js';
-
-/** Growth figures need this much traffic: a third of it must hold enough 10 s samples for a slope. */
-export const MIN_MINUTES_FOR_FIGURES = 3;
-
-export interface LatencyFigures {
-  count: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-}
-
-export interface KindFigures extends LatencyFigures {
-  statuses: Record<string, number>;
-  fiveXx: number;
-  noAnswer: number;
-  notSent: number;
-}
-
-interface WebhookFigures {
-  /** Jobs of the healthy merchants answered 200: each should bring one event. */
-  expected: number;
-  received: number;
-  p50DelayMs: number | null;
-  p99DelayMs: number | null;
-  maxDelayMs: number | null;
-  over10s: number;
-}
-
-interface DeadReceiverFigures {
-  merchantId: string;
-  acceptedJobs: number;
-  /** Attempts its receiver answered 500. */
-  refusedAttempts: number;
-  pendingDeliveriesAtEnd: number | null;
-  webhookQueueAtEnd: SoakSample['webhookQueue'];
-  /** Pending deliveries gained per minute over the last third. */
-  pendingPerMinuteLastThird: number | null;
-}
-
-/** Least-squares slopes over the last third of the traffic, per minute. */
-export interface GrowthFigures {
-  fromS: number;
-  toS: number;
-  samples: number;
-  ownTablesMiBPerMin: number | null;
-  rewardsMiBPerMin: number | null;
-  tablesMiBPerMin: Record<string, number | null>;
-  redisMiBPerMin: number | null;
-  redisKeysPerMin: number | null;
-  apiRssMiBPerMin: number | null;
-  workerRssMiBPerMin: number | null;
-}
-
-export interface Figure {
-  name: string;
-  target: string;
-  value: string;
-  /** null: not measurable in this run (too short, or nothing to measure). */
-  holds: boolean | null;
-}
-
-export interface SoakResults {
-  at: string;
-  minutes: number;
-  durationSeconds: number;
-  machine: MachineInfo;
-  settings: SoakSettings;
-  notes: string[];
-  requests: Record<RequestKind, KindFigures>;
-  perMinute: { minute: number; singleCancel: LatencyFigures; readAll: LatencyFigures }[];
-  singleCancelP99: { minuteTwoMs: number | null; lastThirdMs: number | null; ratio: number | null };
-  acceptedRewards: number;
-  growth: GrowthFigures;
-  /** Own tables' growth over the whole traffic divided by the rewards accepted for cancelling. */
-  ownBytesPerAcceptedReward: number | null;
-  webhooks: WebhookFigures;
-  deadReceiver: DeadReceiverFigures;
-  samples: SoakSample[];
-  checks: Check[];
-  figures: Figure[];
-}
-
-export function latencyFigures(samples: readonly number[]): LatencyFigures {
-  const p50 = percentile(samples, 50);
-  const p99 = percentile(samples, 99);
-  return {
-    count: samples.length,
-    p50Ms: p50 === null ? null : round(p50, 1),
-    p99Ms: p99 === null ? null : round(p99, 1),
-  };
-}
-
-export function kindFigures(record: KindRecord): KindFigures {
-  const count = (test: (status: string) => boolean) =>
-    Object.entries(record.statuses).reduce((sum, [status, n]) => sum + (test(status) ? n : 0), 0);
-  return {
-    ...latencyFigures(record.latencyMs),
-    statuses: record.statuses,
-    fiveXx: count((status) => status.startsWith('5')),
-    noAnswer: count((status) => status === 'error'),
-    notSent: record.notSent,
-  };
-}
-
-/** Latencies of answers to requests sent in [fromS, toS). */
-export function latenciesBetween(record: KindRecord, fromS: number, toS: number): number[] {
-  const picked: number[] = [];
-  record.sentAtS.forEach((sentAt, index) => {
-    if (sentAt >= fromS && sentAt < toS) picked.push(record.latencyMs[index] as number);
-  });
-  return picked;
-}
-
-export function perMinute(records: Record<RequestKind, KindRecord>, minutes: number): SoakResults['perMinute'] {
-  return Array.from({ length: minutes }, (_, minute) => ({
-    minute: minute + 1,
-    singleCancel: latencyFigures(latenciesBetween(records.singleCancel, minute * 60, (minute + 1) * 60)),
-    readAll: latencyFigures(latenciesBetween(records.readAll, minute * 60, (minute + 1) * 60)),
-  }));
-}
-
-/** Least-squares slope of value over time (per minute); null with fewer than 3 points. */
-export function slopePerMinute(points: ReadonlyArray<{ atS: number; value: number | null }>): number | null {
-  const usable = points.filter((point): point is { atS: number; value: number } => point.value !== null);
-  if (usable.length < 3) return null;
-  const meanT = usable.reduce((sum, point) => sum + point.atS, 0) / usable.length;
-  const meanV = usable.reduce((sum, point) => sum + point.value, 0) / usable.length;
-  let numerator = 0;
-  let denominator = 0;
-  for (const point of usable) {
-    numerator += (point.atS - meanT) * (point.value - meanV);
-    denominator += (point.atS - meanT) ** 2;
-  }
-  return denominator === 0 ? null : round((numerator / denominator) * 60, 3);
-}
-
-export function growthOverLastThird(samples: readonly SoakSample[], trafficS: number): GrowthFigures {
-  const fromS = round((trafficS * 2) / 3, 1);
-  const window = samples.filter((sample) => sample.atS >= fromS && sample.atS <= trafficS + 1);
-  const slope = (value: (sample: SoakSample) => number | null) =>
-    slopePerMinute(window.map((sample) => ({ atS: sample.atS, value: value(sample) })));
-  const tableNames = Object.keys(samples[0]?.tablesMiB ?? {});
-  return {
-    fromS,
-    toS: trafficS,
-    samples: window.length,
-    ownTablesMiBPerMin: slope((sample) => sample.ownTablesMiB),
-    rewardsMiBPerMin: slope((sample) => sample.rewardsMiB),
-    tablesMiBPerMin: Object.fromEntries(
-      tableNames.map((name) => [name, slope((sample) => sample.tablesMiB[name] ?? null)]),
-    ),
-    redisMiBPerMin: slope((sample) => sample.redisUsedMiB),
-    redisKeysPerMin: slope((sample) => sample.redisKeys),
-    apiRssMiBPerMin: slope((sample) => sample.apiRssMiB),
-    workerRssMiBPerMin: slope((sample) => sample.workerRssMiB),
-  };
-}
+import { round } from '../lib/percentiles.js';
+import { table } from '../report/text-table.js';
+import type { Figure, SoakResults } from './soak-figures.js';
+import type { SoakSampler } from './soak-sampler.js';
+import { MIN_MINUTES_FOR_FIGURES } from './soak-settings.js';
+import { kindFigures, latenciesBetween, latencyFigures } from './soak-summary.js';
+import { REQUEST_KINDS, type TrafficMix } from './traffic-mix.js';
 
 /**
  * The steady-state figures, each judged on this run. A figure this run cannot measure (too
@@ -347,4 +191,19 @@ export function formatSoakReport(results: SoakResults): string {
   lines.push('');
   for (const check of results.checks) lines.push(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}`);
   return lines.join('\n');
+}
+
+/** One progress line per minute of traffic: latencies so far and the last sample's sizes. */
+export function minuteLine(minute: number, traffic: TrafficMix, sampler: SoakSampler): string {
+  const from = (minute - 1) * 60;
+  const cancels = latencyFigures(latenciesBetween(traffic.records.singleCancel, from, minute * 60));
+  const reads = latencyFigures(latenciesBetween(traffic.records.readAll, from, minute * 60));
+  const fiveXx = REQUEST_KINDS.reduce((sum, kind) => sum + kindFigures(traffic.records[kind]).fiveXx, 0);
+  const sample = sampler.samples.at(-1);
+  return (
+    `minute ${minute}: cancel p50/p99 ${cancels.p50Ms}/${cancels.p99Ms} ms (${cancels.count}), readAll ` +
+    `${reads.p50Ms}/${reads.p99Ms} ms, 5xx so far ${fiveXx}; own tables ${sample?.ownTablesMiB ?? '?'} MiB, ` +
+    `Redis ${sample?.redisUsedMiB ?? '?'} MiB (${sample?.redisKeys ?? '?'} keys), RSS api ${sample?.apiRssMiB ?? '?'} / ` +
+    `worker ${sample?.workerRssMiB ?? '?'} MiB, dead merchant pending ${sample?.deadPendingDeliveries ?? '?'}`
+  );
 }

@@ -1,5 +1,8 @@
 import { parseArgs } from 'node:util';
 
+/** Growth figures need this much traffic: a third of it must hold enough 10 s samples for a slope. */
+export const MIN_MINUTES_FOR_FIGURES = 3;
+
 /**
  * The soak's settings: how long, and the mix it drives (fixed: 80 single cancels/s, a
  * 100-id bulkCancel every 3 s, a 20-player bulkCancelByQuery every 10 s, 30 readAll/s, job status
@@ -100,4 +103,16 @@ export function seedSizes(settings: SoakSettings): { idPlayers: number; queryPla
     idPlayers: Math.ceil((idRewards * spare) / settings.rewardsPerPlayer / settings.merchants),
     queryPlayers: Math.ceil((queryPlayers * spare) / settings.merchants),
   };
+}
+
+/** What the run's configuration means for its figures, said in the output and the JSON. */
+export function describeConfiguration(settings: SoakSettings): string[] {
+  const notes = [`RETENTION_MS=${settings.retentionMs} passed to the services`];
+  if (settings.minutes < MIN_MINUTES_FOR_FIGURES) {
+    notes.push(
+      `a ${settings.minutes}-minute run is a smoke run: the growth and p99 figures need at least ` +
+        `${MIN_MINUTES_FOR_FIGURES} minutes and are reported as n/a`,
+    );
+  }
+  return notes;
 }

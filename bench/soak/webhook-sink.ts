@@ -1,5 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { RunningService } from '../lib/processes.js';
+import type { SoakMerchant } from './soak-data.js';
 
 export interface WebhookArrival {
   /** Epoch ms of the arrival. */
@@ -80,5 +82,24 @@ export class WebhookSink {
       this.arrivals.set(merchantId, list);
     }
     list.push({ arrivedAt, delayMs: arrivedAt - finishedAt });
+  }
+}
+
+/** The admin API sets each merchant's webhook to its path on the local receiver. */
+export async function registerWebhooks(
+  api: RunningService,
+  adminToken: string,
+  merchants: readonly SoakMerchant[],
+  sink: WebhookSink,
+): Promise<void> {
+  for (const merchant of merchants) {
+    const response = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ url: sink.urlFor(merchant.id) }),
+    });
+    const text = await response.text();
+    if (response.status !== 200)
+      throw new Error(`setting ${merchant.id}'s webhook answered ${response.status}: ${text.slice(0, 300)}`);
   }
 }
