@@ -35,7 +35,7 @@ installShutdown({
       },
     ],
     // The access lines of the last requests, before the process ends.
-    ['access log', async () => deps.accessLog.flush()],
+    ['access log', () => deps.accessLog.flush()],
     ['queues', () => deps.producer.close()],
     ['read router', () => deps.reads.close()],
     [

@@ -101,6 +101,9 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     const stored = await Promise.all(accepted.map((jobId) => queueJobHolding([singleQueue], jobId)));
     expect(stored.filter((job) => job === undefined)).toEqual([]);
     expect(api.output()).toContain('shutdown complete');
+    // Every answered request has its access line, the last ones too: the shutdown flushes the log.
+    const logged = new Set(api.output().match(/(?<="jobId":")[^"]+(?=","msg":"request")/g));
+    expect(accepted.filter((jobId) => !logged.has(jobId))).toEqual([]);
   });
 
   it('a worker stops between batches, hands its job back, and the next worker completes it exactly', async () => {

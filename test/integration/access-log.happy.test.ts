@@ -7,7 +7,7 @@ import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { httpRequestsCounted } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
 
-/** The access line (src/api/http/access-log.ts): pino's line for the same fields, written in batches. */
+/** The access line (src/api/http/access-log.ts): the logger's own line for the request's fields. */
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 const CANCEL = '/api/v1/integration/rewards/cancel';
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 async function apiLoggingAt(level: string): Promise<{ api: TestApi; lines: string[] }> {
   const lines: string[] = [];
-  // Lines arrive in batches: one write may hold several, each ending in a newline.
+  // One write may hold several lines, each ending in a newline.
   const logger = createLogger(
     { level, name: 'api-test' },
     { write: (chunk: string) => lines.push(...chunk.split(/(?<=\n)/)) },
@@ -48,8 +48,8 @@ describe('the access line', () => {
     const jobId = cancel.headers.get('x-job-id') as string;
     const refused = await api.post(READ_ALL, { ...signedBody(merchant), hash: 'ab' });
     expect(refused.status).toBe(401);
-    // Lines leave together, at most 50 ms after the first; the shutdown (and this test) hands them over at once.
-    api.deps.accessLog.flush();
+    // Whatever the destination still holds is written, as the shutdown does.
+    await api.deps.accessLog.flush();
 
     const entries = lines.map((line) => {
       expect(line.endsWith('\n')).toBe(true);
@@ -88,7 +88,7 @@ describe('the access line', () => {
     const { api, lines } = await apiLoggingAt('warn');
     const before = await httpRequestsCounted(api.adminUrl, READ_ALL, 200);
     expect((await api.post(READ_ALL, signedBody(merchant))).status).toBe(200);
-    api.deps.accessLog.flush();
+    await api.deps.accessLog.flush();
     expect(lines.filter((line) => line.includes('"msg":"request"'))).toEqual([]);
     expect(await httpRequestsCounted(api.adminUrl, READ_ALL, 200)).toBe(before + 1);
   });

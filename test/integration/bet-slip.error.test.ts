@@ -189,7 +189,7 @@ describe('logs', () => {
     });
     expect((await api.get(`/betSlip?${query}`)).status).toBe(200);
 
-    api.deps.accessLog.flush();
+    await api.deps.accessLog.flush();
     const written = logLines.slice(before).join('');
     // The requests were logged (so the check below looks at something) …
     expect(written).toContain('"route":"/betSlip"');
