@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /** What one fallback count answers: the same fields as a count in Redis (rate-limiter.ts). */
 export interface LocalDecision {
   allowed: boolean;
@@ -27,30 +29,27 @@ export interface LocalTokenBucketsOptions {
  * the Redis window. Each API process counts on its own: with N replicas a merchant may get up to N times
  * its limit while Redis stalls; less would refuse honest traffic a load balancer spreads evenly.
  *
- * Bounded: at most `maxMerchants` buckets, the least recently used dropped first (a Map keeps insertion
- * order; a merchant's bucket is moved to the end each time it is counted). A dropped bucket comes back
- * full, which only a merchant that was idle while `maxMerchants` others were counted can notice.
+ * Bounded: at most `maxMerchants` buckets in an lru-cache, the least recently counted dropped first. A
+ * dropped bucket comes back full, which only a merchant that was idle while `maxMerchants` others were
+ * counted can notice.
  */
 export class LocalTokenBuckets {
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly buckets: LRUCache<string, Bucket>;
   private readonly now: () => number;
 
-  constructor(private readonly options: LocalTokenBucketsOptions) {
+  constructor(options: LocalTokenBucketsOptions) {
     this.now = options.now ?? (() => performance.now());
+    this.buckets = new LRUCache<string, Bucket>({ max: options.maxMerchants });
   }
 
   take(merchantId: string, limit: number): LocalDecision {
     const now = this.now();
     const bucket = this.buckets.get(merchantId);
     let tokens = limit;
-    if (bucket) {
-      this.buckets.delete(merchantId);
-      tokens = Math.min(limit, bucket.tokens + ((now - bucket.updatedAt) / 1_000) * limit);
-    }
+    if (bucket) tokens = Math.min(limit, bucket.tokens + ((now - bucket.updatedAt) / 1_000) * limit);
     const allowed = tokens >= 1;
     if (allowed) tokens -= 1;
     this.buckets.set(merchantId, { tokens, updatedAt: now });
-    this.evictPastBound();
     const missing = allowed ? 0 : 1 - tokens;
     return {
       allowed,
@@ -62,13 +61,5 @@ export class LocalTokenBuckets {
   /** Merchants with a bucket now (for tests and the bound). */
   get size(): number {
     return this.buckets.size;
-  }
-
-  private evictPastBound(): void {
-    while (this.buckets.size > this.options.maxMerchants) {
-      const oldest = this.buckets.keys().next().value;
-      if (oldest === undefined) return;
-      this.buckets.delete(oldest);
-    }
   }
 }

@@ -87,7 +87,7 @@ export class MerchantDirectory {
       // long outage cannot keep a revoked secret working.
       serveStaleOn: isDatabaseUnavailable,
       staleMaxAgeMs: options.staleMaxMs,
-      absent: { maxEntries: unknownEntries, bytes: UNKNOWN_ID_BYTES },
+      absent: { maxEntries: unknownEntries, answer: null },
     });
   }
 

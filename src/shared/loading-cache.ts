@@ -1,112 +1,15 @@
-interface BoundedCacheOptions<V> {
-  /** Most entries held at once. */
-  maxEntries: number;
-  /** Most bytes held at once, as `sizeOf` counts them; a value larger than this is not kept at all. */
-  maxBytes: number;
-  /** How long an entry is served after it was stored. */
-  ttlMs: number;
-  /** The memory an entry holds, in bytes (an estimate is fine: it is a bound, not an account). */
-  sizeOf: (value: V, key: string) => number;
-  /**
-   * Keep expired entries (still within the bounds) so that `getStale` can serve them when the source
-   * of truth cannot be read. Off by default: an expired entry is dropped on its next lookup.
-   */
-  keepExpired?: boolean;
-}
-
-interface Entry<V> {
-  value: V;
-  bytes: number;
-  expiresAt: number;
-}
-
-/**
- * A least-recently-used cache bounded by entries and by bytes, with a time to live: the storage of
- * `LoadingCache` below (exported for its own tests).
- *
- * Why its own: every in-process cache of the API is keyed by what callers send, so without both bounds
- * a caller could grow the process's memory (many keys, or few huge values) until it dies. A `Map`
- * keeps insertion order, so moving an entry to the end on each hit makes its first key the least
- * recently used one: eviction and lookups stay O(1) without a linked list of our own.
- */
-export class BoundedCache<V> {
-  private readonly entries = new Map<string, Entry<V>>();
-  private heldBytes = 0;
-
-  constructor(private readonly options: BoundedCacheOptions<V>) {}
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  get bytes(): number {
-    return this.heldBytes;
-  }
-
-  /** The value, if held and not expired; a hit makes the entry the most recently used. */
-  get(key: string, now = Date.now()): V | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= now) {
-      if (!this.options.keepExpired) this.remove(key, entry);
-      return undefined;
-    }
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value;
-  }
-
-  /** Stores the value (replacing any older one), then evicts least recently used entries past the bounds. */
-  set(key: string, value: V, now = Date.now()): void {
-    const previous = this.entries.get(key);
-    if (previous) this.remove(key, previous);
-    if (this.options.ttlMs <= 0 || this.options.maxEntries <= 0) return;
-    const bytes = this.options.sizeOf(value, key);
-    // Storing it would evict everything else and still not fit.
-    if (bytes > this.options.maxBytes) return;
-
-    this.entries.set(key, { value, bytes, expiresAt: now + this.options.ttlMs });
-    this.heldBytes += bytes;
-    for (const [oldestKey, oldest] of this.entries) {
-      if (this.entries.size <= this.options.maxEntries && this.heldBytes <= this.options.maxBytes) break;
-      this.remove(oldestKey, oldest);
-    }
-  }
-
-  /** The value, expired or not (with `keepExpired`): the last known answer, for when no fresh one can be had. */
-  getStale(key: string): V | undefined {
-    return this.entries.get(key)?.value;
-  }
-
-  delete(key: string): void {
-    const entry = this.entries.get(key);
-    if (entry) this.remove(key, entry);
-  }
-
-  /** Removes every entry the predicate picks (O(entries): for rare admin writes, not per request). */
-  deleteWhere(predicate: (key: string, value: V) => boolean): void {
-    for (const [key, entry] of this.entries) {
-      if (predicate(key, entry.value)) this.remove(key, entry);
-    }
-  }
-
-  private remove(key: string, entry: Entry<V>): void {
-    this.entries.delete(key);
-    this.heldBytes -= entry.bytes;
-  }
-}
+import { LRUCache } from 'lru-cache';
 
 export interface LoadingCacheOptions<V> {
-  /** How long a value is served after it was read; 0 keeps nothing (concurrent misses still share one load). */
+  /** How long a value is served after its load began; 0 keeps nothing (every call loads). */
   ttlMs: number;
   maxEntries: number;
   maxBytes: number;
-  /** The memory a value holds, in bytes, as for `BoundedCache`. */
+  /** The memory a value holds, in bytes (an estimate is fine: it is a bound, not an account). */
   sizeOf: (value: V, key: string) => number;
   /**
    * Refresh ahead: a hit on a value read at least this long ago is served as it is and starts one
-   * reload in the background, which replaces it when it arrives. A key asked for steadily is then
-   * never missed after its first load. Omitted: a value is only reloaded once it expired.
+   * reload in the background, which replaces it when it arrives. Omitted: reloaded once expired.
    */
   refreshAfterMs?: number;
   /**
@@ -114,123 +17,149 @@ export interface LoadingCacheOptions<V> {
    * long as the bounds kept it) is answered instead. Omitted: a failed load always rejects.
    */
   serveStaleOn?: (error: unknown) => boolean;
-  /**
-   * With `serveStaleOn`: a last known value read longer ago than this is not answered (the failure is),
-   * so an outage cannot keep a value in use forever. Omitted: no limit.
-   */
+  /** With `serveStaleOn`: a last known value read longer ago than this is not answered. Omitted: no limit. */
   staleMaxAgeMs?: number;
   /**
-   * Loads that answered `null` (nothing under this key) are remembered apart, in a cache of at most
-   * `maxEntries`, each counted as `bytes`: keys made up by a caller then only ever evict other made-up
-   * keys, never the values of real ones. Omitted: `null` is kept like any other value.
+   * Loads that answer `answer` (nothing under this key) are remembered apart, in a cache of at most
+   * `maxEntries`: keys made up by a caller then only ever evict other made-up keys, never real values.
    */
-  absent?: { maxEntries: number; bytes: number };
+  absent?: { maxEntries: number; answer: V };
+  /** The clock, in milliseconds (tests); lru-cache's own (performance.now) otherwise. */
+  now?: () => number;
 }
 
 interface Loaded<V> {
   value: V;
-  /** When the load that read it began (epoch ms): the value is no older than that. */
+  /** When the load that read it began, on the cache's clock. */
   loadedAt: number;
 }
 
+type Load<V> = () => Promise<V>;
+
 /**
- * A bounded cache that loads what it misses: the one mechanism behind the API's caches (merchant
- * records, readAll answers) and the notifier's webhook subscriptions.
+ * A bounded cache that loads what it misses, on lru-cache: the one mechanism behind the API's caches
+ * (merchant records, readAll answers) and the notifier's webhook subscriptions. lru-cache holds the
+ * values within `max` entries and `maxSize` bytes, expires them after `ttl`, shares one `fetch` between
+ * concurrent misses, and serves the stale value when a load fails and `allowStaleOnFetchRejection` says so.
+ * What this adds: the loader is passed per call (`context`), refresh ahead (`forceRefresh` past
+ * `refreshAfterMs`), which errors may answer a stale value and how old, and the separate cache of absent keys.
  *
- * - Concurrent misses for one key share a single load (those in flight are bounded by the requests
- *   being served, not by the cache). A failed load is not remembered: the next request tries again.
- * - A value is never served longer than `ttlMs` after its load began, refreshed ahead or not; a failed
- *   background reload leaves the value to expire, and the next miss then meets the error.
- * - `forget`/`forgetWhere` drop values at once, and also keep out every load already under way (for
- *   any key): such a load may have read the value before the write that caused the forget.
+ * `forget`/`forgetWhere` drop values at once, and keep out a load of those keys already under way (its
+ * caller gets its answer, it is not stored): such a load may have read the value before the write.
  */
 export class LoadingCache<V> {
-  private readonly values: BoundedCache<Loaded<V>>;
-  private readonly absent: BoundedCache<V> | undefined;
-  /** Loads under way, one per key. */
-  private readonly loading = new Map<string, Promise<V>>();
-  /** Bumped by every forget: a load that began before it is answered but not kept. */
-  private generation = 0;
+  private readonly values: LRUCache<string, Loaded<V>, Load<V>> | undefined;
+  /**
+   * With `absent`: the keys not in `values` are loaded here, and only what they found moves to `values`.
+   * lru-cache holds a fetch under way as an entry of its cache, so made-up keys loaded there at once
+   * would evict real values while their loads run; here they evict only each other.
+   */
+  private readonly unknown: LRUCache<string, Loaded<V>, Load<V>> | undefined;
+  /** Keys with a load under way (lru-cache's key listings skip them), counted per load. */
+  private readonly loading = new Map<string, number>();
+  private readonly now: () => number;
 
   constructor(private readonly options: LoadingCacheOptions<V>) {
-    this.values = new BoundedCache({
-      ttlMs: options.ttlMs,
-      maxEntries: options.maxEntries,
-      maxBytes: options.maxBytes,
-      sizeOf: (loaded, key) => options.sizeOf(loaded.value, key),
-      keepExpired: options.serveStaleOn !== undefined,
+    // A test's clock jumps: lru-cache then reads it on every check rather than once per millisecond.
+    const clock = options.now === undefined ? {} : { perf: { now: options.now }, ttlResolution: 0 };
+    this.now = options.now ?? (() => performance.now());
+    if (options.ttlMs <= 0 || options.maxEntries <= 0) return;
+    this.values = new LRUCache<string, Loaded<V>, Load<V>>({
+      max: options.maxEntries,
+      maxSize: options.maxBytes,
+      sizeCalculation: (loaded, key) => Math.max(1, Math.ceil(options.sizeOf(loaded.value, key))),
+      ttl: options.ttlMs,
+      // A delete (a forget) lets the load under way answer its callers without storing what it read.
+      ignoreFetchAbort: true,
+      // A failed refresh ahead leaves the value to expire rather than dropping it; a failed miss with
+      // no value before it is dropped all the same.
+      noDeleteOnFetchRejection: true,
+      fetchMethod: (key, stale, fetcher) => this.load(key, stale, fetcher),
+      ...clock,
     });
     if (options.absent) {
-      const { maxEntries, bytes } = options.absent;
-      this.absent = new BoundedCache({
-        ttlMs: options.ttlMs,
-        maxEntries,
-        maxBytes: maxEntries * bytes,
-        sizeOf: () => bytes,
+      this.unknown = new LRUCache<string, Loaded<V>, Load<V>>({
+        max: options.absent.maxEntries,
+        ttl: options.ttlMs,
+        ignoreFetchAbort: true,
+        fetchMethod: (key, stale, fetcher) => this.load(key, stale, fetcher),
+        ...clock,
       });
     }
   }
 
   /** The value under `key`: held, shared with a load under way, or read now by `load`. */
-  async get(key: string, load: () => Promise<V>): Promise<V> {
-    const held = this.values.get(key);
-    if (held) {
-      const { refreshAfterMs } = this.options;
-      if (refreshAfterMs !== undefined && Date.now() - held.loadedAt >= refreshAfterMs && !this.loading.has(key)) {
-        this.load(key, load).catch(() => {});
-      }
-      return held.value;
-    }
-    const absent = this.absent?.get(key);
-    if (absent !== undefined) return absent;
-    return this.loading.get(key) ?? this.load(key, load);
+  async get(key: string, load: Load<V>): Promise<V> {
+    const { values } = this;
+    if (values === undefined) return load();
+    // Held at all (fresh, expired or being refreshed): values' own fetch, which may answer it stale on error.
+    if (this.unknown && values.peek(key, { allowStale: true }) === undefined) return this.loadUnknown(key, load);
+    const remainingMs = values.getRemainingTTL(key);
+    const fresh = remainingMs > 0;
+    const { refreshAfterMs } = this.options;
+    const refresh = fresh && refreshAfterMs !== undefined && remainingMs <= this.options.ttlMs - refreshAfterMs;
+    // A fresh value is served while its refresh runs; an expired one never is.
+    const loaded = await values.fetch(key, { context: load, forceRefresh: refresh, allowStale: fresh });
+    // lru-cache resolves undefined only for a stale answer allowed on failure with none held: never here.
+    if (loaded === undefined) throw new Error(`loading cache: no value for ${key}`);
+    return loaded.value;
   }
 
-  /** Drops the key's value and keeps out every load under way. */
+  /** A key `values` does not hold, with `absent`: loaded in `unknown`; a value it finds moves to `values`. */
+  private async loadUnknown(key: string, load: Load<V>): Promise<V> {
+    const { values, unknown, options } = this;
+    if (values === undefined || unknown === undefined) return load();
+    const loaded = await unknown.fetch(key, { context: load });
+    if (loaded === undefined) throw new Error(`loading cache: no value for ${key}`);
+    // Moved once, by the first of the callers sharing the load, unless a forget dropped it meanwhile.
+    if (!Object.is(loaded.value, options.absent?.answer) && unknown.peek(key) === loaded) {
+      unknown.delete(key);
+      values.set(key, loaded, { ttl: Math.max(1, options.ttlMs - (this.now() - loaded.loadedAt)) });
+    }
+    return loaded.value;
+  }
+
+  /** Drops the key's value and keeps out a load of it under way. */
   forget(key: string): void {
-    this.values.delete(key);
-    this.absent?.delete(key);
-    this.generation += 1;
-    this.loading.delete(key);
+    this.values?.delete(key);
+    this.unknown?.delete(key);
   }
 
-  /** Drops every key the predicate picks (O(entries): for rare admin writes) and keeps out every load under way. */
+  /** Drops every key the predicate picks (O(entries): for rare admin writes) and keeps out their loads under way. */
   forgetWhere(predicate: (key: string) => boolean): void {
-    this.generation += 1;
-    this.values.deleteWhere(predicate);
-    this.absent?.deleteWhere(predicate);
-    for (const key of this.loading.keys()) {
-      if (predicate(key)) this.loading.delete(key);
+    const { values, unknown } = this;
+    if (values === undefined) return;
+    // dump() lists expired values and those being refreshed too; loads of missed keys are tracked apart.
+    const keys = [...values.dump().map(([key]) => key), ...this.loading.keys()];
+    if (unknown) keys.push(...unknown.dump().map(([key]) => key));
+    for (const key of keys) {
+      if (predicate(key)) this.forget(key);
     }
   }
 
-  private load(key: string, load: () => Promise<V>): Promise<V> {
-    const loaded = this.read(key, load).finally(() => {
-      if (this.loading.get(key) === loaded) this.loading.delete(key);
-    });
-    this.loading.set(key, loaded);
-    return loaded;
-  }
-
-  private async read(key: string, load: () => Promise<V>): Promise<V> {
-    const loadedAt = Date.now();
-    const generation = this.generation;
-    let value: V;
+  private async load(
+    key: string,
+    stale: Loaded<V> | undefined,
+    { options, context: load }: LRUCache.FetcherOptions<string, Loaded<V>, Load<V>>,
+  ): Promise<Loaded<V>> {
+    const loadedAt = this.now();
+    this.loading.set(key, (this.loading.get(key) ?? 0) + 1);
     try {
-      value = await load();
+      const value = await load();
+      // Counted from when the load began, not when it ended.
+      options.ttl = Math.max(1, this.options.ttlMs - (this.now() - loadedAt));
+      return { value, loadedAt };
     } catch (error) {
-      const lastKnown = this.options.serveStaleOn?.(error) ? this.values.getStale(key) : undefined;
       const maxAge = this.options.staleMaxAgeMs ?? Number.POSITIVE_INFINITY;
-      if (lastKnown && Date.now() - lastKnown.loadedAt <= maxAge) return lastKnown.value;
+      if (stale && this.options.serveStaleOn?.(error) && this.now() - stale.loadedAt <= maxAge) {
+        // lru-cache answers the stale value and keeps it, as it was: the next call loads again.
+        options.allowStaleOnFetchRejection = true;
+      }
       throw error;
+    } finally {
+      const left = (this.loading.get(key) ?? 1) - 1;
+      if (left === 0) this.loading.delete(key);
+      else this.loading.set(key, left);
     }
-    if (this.generation !== generation) return value;
-    if (value === null && this.absent) {
-      this.values.delete(key);
-      this.absent.set(key, value, loadedAt);
-    } else {
-      this.values.set(key, { value, loadedAt }, loadedAt);
-    }
-    return value;
   }
 }
