@@ -35,6 +35,8 @@ export interface ReadAllCacheOptions {
   ttlMs: number;
   maxEntries: number;
   maxBytes: number;
+  /** The clock, in milliseconds (tests that move time); the cache's own otherwise. */
+  now?: () => number;
 }
 
 export class ReadAllCache {

@@ -98,8 +98,9 @@ export class LoadingCache<V> {
     const fresh = remainingMs > 0;
     const { refreshAfterMs } = this.options;
     const refresh = fresh && refreshAfterMs !== undefined && remainingMs <= this.options.ttlMs - refreshAfterMs;
-    // A fresh value is served while its refresh runs; an expired one never is.
-    const loaded = await values.fetch(key, { context: load, forceRefresh: refresh, allowStale: fresh });
+    // A fresh value is served while its refresh runs; an expired one never is. lru-cache counts a value
+    // as stale only once its age exceeds the TTL: at exactly the TTL it is read again here as well.
+    const loaded = await values.fetch(key, { context: load, forceRefresh: refresh || !fresh, allowStale: fresh });
     // lru-cache resolves undefined only for a stale answer allowed on failure with none held: never here.
     if (loaded === undefined) throw new Error(`loading cache: no value for ${key}`);
     return loaded.value;

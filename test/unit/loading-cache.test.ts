@@ -127,8 +127,7 @@ describe('LoadingCache', () => {
     });
     expect(await cache.get('k', failing.load)).toBe('v2');
     await vi.waitFor(() => expect(failing.calls.count).toBe(1));
-    // lru-cache counts a value stale once its age exceeds the ttl.
-    clock.ms = 1_003_001;
+    clock.ms = 1_003_000;
     await expect(cache.get('k', failing.load)).rejects.toThrow('source down');
   });
 

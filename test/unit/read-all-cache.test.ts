@@ -118,7 +118,7 @@ describe('ReadAllCache', () => {
 
     it('serves an answer past half its TTL at once and reloads it in the background, once', async () => {
       vi.useFakeTimers({ now: 1_000_000, toFake: ['Date'] });
-      const cache = new ReadAllCache({ ttlMs: 2_000, maxEntries: 10, maxBytes: 10_000 });
+      const cache = new ReadAllCache({ ttlMs: 2_000, maxEntries: 10, maxBytes: 10_000, now: () => Date.now() });
       let body = '[v1]';
       let release: () => void = () => {};
       const calls = { count: 0 };
@@ -149,7 +149,7 @@ describe('ReadAllCache', () => {
 
     it('never serves an answer longer than the TTL after it was read, even when the reload failed', async () => {
       vi.useFakeTimers({ now: 5_000_000, toFake: ['Date'] });
-      const cache = new ReadAllCache({ ttlMs: 2_000, maxEntries: 10, maxBytes: 10_000 });
+      const cache = new ReadAllCache({ ttlMs: 2_000, maxEntries: 10, maxBytes: 10_000, now: () => Date.now() });
       await cache.get(M1, 'k', loader('[v1]').load);
       vi.setSystemTime(5_001_500);
       let failures = 0;
