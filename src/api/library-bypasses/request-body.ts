@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors.js';
 import type { AppEnv } from '../context.js';
 import type { BodyBudget } from '../http/body-budget.js';
 import { requireJsonContentType } from '../http/json-content-type.js';
-import { nodeRequest } from '../node-http.js';
+import { nodeRequest } from './node-http.js';
 
 /** Bytes a request's body may have (http/body-limits.ts); `null`: not read here, by a later middleware. */
 export type BodyLimit = (c: Context<AppEnv>) => number | null;
@@ -69,7 +69,7 @@ const bodyCache = (c: Context) => c.req.bodyCache as unknown as BodyPromises;
 
 /**
  * The body as a JSON value, parsed once per request: the merchant authentication reads its signed
- * fields from it, and the route's validator (http/json-body-validation.ts) this very value (for a 2 MB
+ * fields from it, and the route's validator (json-body-validation.ts) this very value (for a 2 MB
  * bulk request, a second decode and parse would be milliseconds). Decoded as `Response.text()` decodes
  * (UTF-8, a leading byte-order mark dropped). Malformed JSON is a 400. Nothing mutates it: zod builds
  * new objects from what it validates.

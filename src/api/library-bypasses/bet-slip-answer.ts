@@ -1,4 +1,4 @@
-import type { BetSlipSession } from '../shared/repositories/sessions.repository.js';
+import type { BetSlipSession } from '../../shared/repositories/sessions.repository.js';
 
 /**
  * The JSON text of a successful /betSlip answer (docs/interface.md), put together from a few columns

@@ -2,8 +2,8 @@ import { OpenAPIHono, type RouteConfig, type z } from '@hono/zod-openapi';
 import type { Context, Handler } from 'hono';
 import { AppError } from '../../shared/errors.js';
 import type { App, AppEnv } from '../context.js';
-import { requestJson } from '../middleware/request-body.middleware.js';
 import { describeZodError, validationHook } from '../validation-hook.js';
+import { requestJson } from './request-body.js';
 
 /**
  * The app every listener and every OpenAPI document is built on: an OpenAPIHono whose routes with a
