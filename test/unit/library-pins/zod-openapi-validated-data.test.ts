@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Handler } from 'hono';
+import type { BlankEnv } from 'hono/types';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -24,7 +25,7 @@ describe('hono’s validated data', () => {
     const app = new OpenAPIHono();
     const stored = { amount: 42 };
     let returned: unknown;
-    const handler: Handler<{}, '/', { out: { json: { amount: number } } }> = (c) => {
+    const handler: Handler<BlankEnv, '/', { out: { json: { amount: number } } }> = (c) => {
       c.req.addValidatedData('json', stored);
       returned = c.req.valid('json');
       return c.json(c.req.valid('json'));
