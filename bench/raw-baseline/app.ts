@@ -25,7 +25,7 @@ function jsonAnswer(c: Context, body: string | Uint8Array): Response {
 }
 
 /**
- * The body as text, read from Node's request as the API reads it (src/api/middleware/request-body.middleware.ts).
+ * The body as text, read from Node's request as the API reads it (src/api/library-bypasses/request-body.ts).
  * `c.req.text()` would first turn @hono/node-server's light request into a web `Request` (a `Headers`, an
  * `AbortSignal`, a web stream over the socket): about a tenth of this server's CPU per signed request in
  * `node --cpu-prof` profiles (2026-11-24), work the API does not do, which would make the floor too low.

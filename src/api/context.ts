@@ -75,9 +75,9 @@ export interface AppEnv {
     portalSession?: PortalSession;
     /** The session cookie's token, for the CSRF token derived from it (portal/portal-tokens.ts). */
     portalSessionToken?: string;
-    /** The request body as received (every method but GET and HEAD); see request-body.middleware.ts. */
+    /** The request body as received (every method but GET and HEAD); see library-bypasses/request-body.ts. */
     body?: Uint8Array;
-    /** That body parsed as JSON, once (request-body.middleware.ts `requestJson`). */
+    /** That body parsed as JSON, once (library-bypasses/request-body.ts `requestJson`). */
     parsedBody?: { value: unknown };
     /** Set by the merchant authentication middleware when the request carried a verified X-Signature. */
     bodyBoundSignature?: BodyBoundSignature;

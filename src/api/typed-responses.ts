@@ -2,7 +2,7 @@ import type { Context, TypedResponse } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { JSONParsed } from 'hono/utils/types';
 import type { z } from 'zod';
-import { omitDefaultContentType } from './node-http.js';
+import { omitDefaultContentType } from './library-bypasses/node-http.js';
 
 /**
  * Responses whose body hono cannot type by itself, typed as the route declares them, so that
@@ -19,7 +19,7 @@ export type EmptyOk = Response & TypedResponse<{}, 200, string>;
 export function emptyOk(c: Context): EmptyOk {
   // On Node, an empty string, not null: @hono/node-server writes a string body straight to the socket
   // with Content-Length: 0, while a null body makes it build a web Response and send it chunked. The
-  // adapter's default Content-Type is left out of the head (node-http.ts). Without Node's objects (hono's
+  // adapter's default Content-Type is left out of the head (library-bypasses/node-http.ts). Without Node's objects (hono's
   // `app.request()`), a null body is what carries no Content-Type.
   // hono types `c.body('')` as a text body; the route's contentless 200 expects `{}`.
   if (!omitDefaultContentType(c)) return c.body(null, 200) as unknown as EmptyOk;

@@ -43,7 +43,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-/** Statements of this database waiting for a lock whose text writes the job's end (record-jobs-finished). */
+/** Statements of this database waiting for a lock whose text writes the job's end (recordJobsFinished). */
 async function endWriteWaiting(): Promise<boolean> {
   const result = await sql<{ waiting: number }>`
     SELECT count(*)::int AS waiting FROM pg_stat_activity

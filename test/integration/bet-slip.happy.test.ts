@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findBetSlipSession } from '../../src/api/library-bypasses/bet-slip-session.js';
 import { createDb } from '../../src/shared/db/client.js';
-import { findBetSlipSession } from '../../src/shared/repositories/sessions.repository.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {

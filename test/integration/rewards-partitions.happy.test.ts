@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findBetSlipSession } from '../../src/api/library-bypasses/bet-slip-session.js';
 import {
   previewCancelByIdentifiers,
   previewCancelOfPlayers,
@@ -26,7 +27,6 @@ import {
   countCancelledByJob,
   findExternalIdsNamedById,
 } from '../../src/shared/repositories/reward-cancellations.repository.js';
-import { findBetSlipSession } from '../../src/shared/repositories/sessions.repository.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { bet, createConfiguration, createRewards, createSession } from '../helpers/fixtures.js';
 import { merchantsInTwoPartitions, partitionsInPlan, recordingDb, touchesRewards } from '../helpers/partitions.js';

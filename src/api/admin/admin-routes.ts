@@ -1,6 +1,6 @@
 import type { App } from '../context.js';
 import { adminBodyLimit } from '../http/body-limits.js';
-import { readRequestBody } from '../middleware/request-body.middleware.js';
+import { readRequestBody } from '../library-bypasses/request-body.js';
 import { registerPortalAdminRoutes } from '../portal/portal-admin.routes.js';
 import { registerDeleteWebhook } from '../webhooks/delete-webhook.route.js';
 import { registerGetWebhook } from '../webhooks/get-webhook.route.js';

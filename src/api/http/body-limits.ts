@@ -1,5 +1,5 @@
 import type { Config } from '../../shared/config.js';
-import type { BodyLimit } from '../middleware/request-body.middleware.js';
+import type { BodyLimit } from '../library-bypasses/request-body.js';
 import { BULK_CANCEL_PATH } from '../routes/bulk-cancel.route.js';
 import { BULK_CANCEL_BY_QUERY_PATH } from '../routes/bulk-cancel-by-query.route.js';
 

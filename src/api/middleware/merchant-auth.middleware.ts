@@ -16,9 +16,9 @@ import {
 import { isSeenInUrl, markSeenInUrl, type SignedTriple } from '../auth/url-signature-binding.js';
 import type { ClientAddressResolver } from '../client-address.js';
 import type { AppEnv } from '../context.js';
+import { requestJson } from '../library-bypasses/request-body.js';
 import type { AuthenticatedMerchant } from '../merchant-directory.js';
 import { rateLimitHeaders } from '../rate-limiter.js';
-import { requestJson } from './request-body.middleware.js';
 
 export interface MerchantAuthOptions {
   /** `/api/v1/...` types merchantId as a UUID; `/betSlip` takes any string. */

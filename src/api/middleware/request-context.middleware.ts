@@ -4,11 +4,11 @@ import { traceFieldsOf, tracingEnabled } from '../../shared/telemetry/trace-cont
 import type { ApiDeps, AppEnv } from '../context.js';
 import { assignRequestId } from '../http/request-id.js';
 import { endRequestSpan, startRequestSpan } from '../http/server-span.js';
-import { answerHeadersFromNode } from '../node-http.js';
+import { answerHeadersFromNode } from '../library-bypasses/node-http.js';
 
 /**
  * What every request carries, set up in one middleware: the process's dependencies, request headers
- * read from Node's (node-http.ts), the request id and logger, and, once the handlers are done, the
+ * read from Node's (library-bypasses/node-http.ts), the request id and logger, and, once the handlers are done, the
  * access-log line and metrics. One step of hono's middleware chain instead of three: each step is an
  * async function, a promise and a bound `next` per request, which counted on the API's fixed cost per
  * request (/healthz). With tracing on, the request's server span too (http/server-span.ts), whose ids

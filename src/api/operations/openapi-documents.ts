@@ -4,7 +4,7 @@ import { type AnyWebhookEventType, allWebhookEventTypes } from '../../shared/web
 import { WebhookTestDataSchema, webhookEventCatalogue } from '../../shared/webhooks/webhook-events.js';
 import { registerAdminRoutes } from '../admin/admin-routes.js';
 import type { App } from '../context.js';
-import { createOpenApiApp } from '../http/json-body-validation.js';
+import { createOpenApiApp } from '../library-bypasses/json-body-validation.js';
 import { registerMerchantRoutes } from '../routes.js';
 import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../schemas.js';
 import { adminDescription, merchantDescription } from './openapi-descriptions.js';

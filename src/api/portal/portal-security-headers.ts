@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
-import { nodeResponse } from '../node-http.js';
+import { nodeResponse } from '../library-bypasses/node-http.js';
 
 /**
  * Headers on every answer under /portal (pages, assets, the JSON API, errors alike). The policy allows

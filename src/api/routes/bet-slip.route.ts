@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AppError } from '../../shared/errors.js';
-import { findBetSlipSession } from '../../shared/repositories/sessions.repository.js';
 import { timestampSchema, timestampTextSchema } from '../../shared/wire-rules.js';
-import { betSlipAnswerJson } from '../bet-slip-answer.js';
 import type { App, AppEnv } from '../context.js';
+import { betSlipAnswerJson } from '../library-bypasses/bet-slip-answer.js';
+import { findBetSlipSession } from '../library-bypasses/bet-slip-session.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { ErrorBodySchema, hashSchema, jsonBody, merchantErrorResponses } from '../schemas.js';
 import { rawJson } from '../typed-responses.js';

@@ -98,7 +98,7 @@ const representation: RequestedBody = {
 /**
  * The 200 of a cancel route, declared as the contentless answer it is by default: a generated client or
  * a fuzzer then takes an empty body without Content-Type as the valid answer, and a JSON body (asked
- * for) is not checked against a media type it was never told of. The bodies a request can ask for are
+ * for) is not checked against a media type no one told it of. The bodies a request can ask for are
  * named in `x-content-on-request` (each with what asks for it and its schema, registered in the
  * components under its name) and in the description.
  */

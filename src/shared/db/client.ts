@@ -1,4 +1,4 @@
-import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -40,62 +40,16 @@ function timeoutSettings(timeouts: PoolTimeouts | undefined): pg.PoolConfig {
   };
 }
 
-/** The text of each statement registered with `preparedStatement`, and the name it is sent under. */
-const preparedNames = new Map<string, string>();
+/** The pool under each Kysely instance `createDb` built. */
+const pools = new WeakMap<Executor, pg.Pool>();
 
 /**
- * Registers a constant statement on a hot path to be sent as a named prepared statement: Postgres then
- * parses and plans it once per connection instead of on every call. For a join of a few tables the
- * plan costs several times the lookup itself (the /betSlip read, measured 2026-11-22: ~0.3 ms of
- * planning for ~0.04 ms of execution). Returns the text, to be run with `CompiledQuery.raw`. (A pooler in transaction mode,
- * such as PgBouncer before 1.21, does not keep prepared statements: run the API against Postgres or a
- * session-mode pooler.)
+ * The node-postgres pool under a Kysely instance built by `createDb`, for the one caller that talks to
+ * node-postgres itself (the /betSlip lookup, src/api/library-bypasses/prepared-statement.ts); undefined
+ * for a transaction or an instance built elsewhere, whose statements go through Kysely.
  */
-export function preparedStatement(name: string, text: string): string {
-  preparedNames.set(text, name);
-  return text;
-}
-
-/**
- * A query compiled from a template whose text is the same on every call (only its parameters differ),
- * sent as the named prepared statement `name` (see `preparedStatement`).
- */
-export function prepared<R>(name: string, query: CompiledQuery<R>): CompiledQuery<R> {
-  preparedStatement(name, query.sql);
-  return query;
-}
-
-/**
- * Kysely hands node-postgres a statement as text and values; node-postgres prepares one only when it
- * is given a name. So each client's `query` learns the registered texts and adds their names: the
- * one place the database layer is stepped around, and only for statements registered above.
- */
-function sendPreparedByName(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  const named = (...args: unknown[]) => {
-    const [text, values, ...rest] = args;
-    const name = typeof text === 'string' ? preparedNames.get(text) : undefined;
-    return name === undefined ? query(...args) : query({ name, text, values }, ...rest);
-  };
-  client.query = named as typeof client.query;
-}
-
-/** The pool under each Kysely instance this module built, for `queryPrepared`. */
-const poolOf = new WeakMap<Executor, pg.Pool>();
-
-/**
- * Runs a statement registered with `preparedStatement` straight on the pool, by name: one request to
- * node-postgres with no query builder in between. For the hottest reads (/betSlip runs one per request),
- * Kysely's connection hand-over (acquire, run, release, each a promise of its own) cost about as much of
- * the API's single thread as the query's own client work (profile of 2026-11-25). Given a transaction or
- * an instance built elsewhere, it runs the statement through Kysely instead: the same statement, the same
- * rows.
- */
-export async function queryPrepared<R>(db: Executor, text: string, values: unknown[]): Promise<R[]> {
-  const pool = poolOf.get(db);
-  const name = preparedNames.get(text);
-  if (pool === undefined || name === undefined) return (await db.executeQuery<R>(CompiledQuery.raw(text, values))).rows;
-  return (await pool.query<R & pg.QueryResultRow>({ name, text, values })).rows;
+export function poolOf(db: Executor): pg.Pool | undefined {
+  return pools.get(db);
 }
 
 /** One pool per process, built by the entry point and passed down. */
@@ -125,10 +79,9 @@ export function createDb({
   // a job retried); the broken client is discarded by the pool when it is released.
   pool.on('connect', (client) => {
     client.on('error', onConnectionError);
-    sendPreparedByName(client);
   });
   pool.on('error', onConnectionError);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  poolOf.set(db, pool);
+  pools.set(db, pool);
   return db;
 }

@@ -1,5 +1,5 @@
-import { CompiledQuery, sql } from 'kysely';
-import { type Executor, preparedStatement } from '../db/client.js';
+import { sql } from 'kysely';
+import type { Executor } from '../db/client.js';
 import type { CancellationJobRow, JobState } from '../db/schema.js';
 
 interface JobCounts {
@@ -84,46 +84,37 @@ export const FINISHED_JOB_CONFLICT = `ON CONFLICT (merchant_id, id) DO UPDATE SE
 
 /**
  * The finished jobs' audit rows, one upsert for all of them. Columns travel as one array each
- * (`unnest`), so the text never changes with the number of jobs and the statement is prepared once per
- * connection: coalesced single cancels finish in batches of a few to hundreds of jobs, thousands of
- * times a minute, and a VALUES list of 16 parameters per job had Postgres parse and plan a new
- * statement of up to 8,000 parameters every time.
+ * (`unnest`), so the statement has fifteen parameters whatever the number of jobs: coalesced single
+ * cancels finish in batches of a few to hundreds of jobs, thousands of times a minute, and a VALUES list
+ * of 16 parameters per job had Postgres parse and plan a statement of up to 8,000 parameters every time.
  */
-const RECORD_JOBS_FINISHED = preparedStatement(
-  'record-jobs-finished',
-  `INSERT INTO cancellation_jobs AS j (
-     id, merchant_id, operation, state, request_id, requested, cancelled, already_cancelled,
-     not_cancellable, not_found, players, error, created_at, started_at, finished_at, attempts
-   )
-   SELECT t.*, 1 FROM unnest(
-     $1::uuid[], $2::uuid[], $3::job_operation[], $4::job_state[], $5::text[], $6::int[], $7::int[], $8::int[],
-     $9::int[], $10::int[], $11::int[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::timestamptz[]
-   ) AS t
-   ${FINISHED_JOB_CONFLICT}`,
-);
-
 export async function recordJobsFinished(db: Executor, outcomes: readonly JobOutcome[]): Promise<void> {
   if (outcomes.length === 0) return;
   const column = <T>(value: (job: JobOutcome) => T) => outcomes.map(value);
-  await db.executeQuery(
-    CompiledQuery.raw(RECORD_JOBS_FINISHED, [
-      column((job) => job.id),
-      column((job) => job.merchantId),
-      column((job) => job.operation),
-      column((job) => job.state),
-      column((job) => job.requestId ?? null),
-      column((job) => job.counts.requested ?? null),
-      column((job) => job.counts.cancelled ?? null),
-      column((job) => job.counts.alreadyCancelled ?? null),
-      column((job) => job.counts.notCancellable ?? null),
-      column((job) => job.counts.notFound ?? null),
-      column((job) => job.counts.players ?? null),
-      column((job) => job.error ?? null),
-      column((job) => job.createdAt),
-      column((job) => job.startedAt),
-      column((job) => job.finishedAt),
-    ]),
-  );
+  await sql`
+    INSERT INTO cancellation_jobs AS j (
+      id, merchant_id, operation, state, request_id, requested, cancelled, already_cancelled,
+      not_cancellable, not_found, players, error, created_at, started_at, finished_at, attempts
+    )
+    SELECT t.*, 1 FROM unnest(
+      ${column((job) => job.id)}::uuid[],
+      ${column((job) => job.merchantId)}::uuid[],
+      ${column((job) => job.operation)}::job_operation[],
+      ${column((job) => job.state)}::job_state[],
+      ${column((job) => job.requestId ?? null)}::text[],
+      ${column((job) => job.counts.requested ?? null)}::int[],
+      ${column((job) => job.counts.cancelled ?? null)}::int[],
+      ${column((job) => job.counts.alreadyCancelled ?? null)}::int[],
+      ${column((job) => job.counts.notCancellable ?? null)}::int[],
+      ${column((job) => job.counts.notFound ?? null)}::int[],
+      ${column((job) => job.counts.players ?? null)}::int[],
+      ${column((job) => job.error ?? null)}::text[],
+      ${column((job) => job.createdAt)}::timestamptz[],
+      ${column((job) => job.startedAt)}::timestamptz[],
+      ${column((job) => job.finishedAt)}::timestamptz[]
+    ) AS t
+    ${sql.raw(FINISHED_JOB_CONFLICT)}
+  `.execute(db);
 }
 
 /** Which of these jobs of one merchant already have a finished audit row (completed, failed or cancelled). */

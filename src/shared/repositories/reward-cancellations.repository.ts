@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { isLockTimeout } from '../database-errors.js';
-import { type Executor, prepared } from '../db/client.js';
+import type { Executor } from '../db/client.js';
 import type { Database } from '../db/schema.js';
 import { FINISHED_JOB_CONFLICT } from './cancellation-jobs.repository.js';
 import { listCancelledRewardsOfJob } from './job-rewards.repository.js';
@@ -94,9 +94,8 @@ async function cancelSingleRewardsOfMerchant(
   merchantId: string,
   requests: readonly SingleCancelRequest[],
 ): Promise<RewardOutcome[]> {
-  // The text is the same for any number of requests (arrays): prepared once per connection, as
-  // this runs for every coalesced batch and planning it costs more than running a small batch.
-  const query = sql<{ ordinal: number; outcome: RewardOutcome }>`
+  // One array per column, so the text is the same for any number of requests.
+  const result = await sql<{ ordinal: number; outcome: RewardOutcome }>`
     WITH input AS (
       SELECT * FROM unnest(
         ${requests.map((r) => r.jobId)}::uuid[],
@@ -154,8 +153,7 @@ async function cancelSingleRewardsOfMerchant(
       ${sql.raw(FINISHED_JOB_CONFLICT)}
     )
     SELECT ordinal::int AS ordinal, outcome FROM settled ORDER BY ordinal
-  `.compile(db);
-  const result = await db.executeQuery(prepared('cancel-single-rewards-recorded', query));
+  `.execute(db);
   return result.rows.map((row) => row.outcome);
 }
 
