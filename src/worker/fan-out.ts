@@ -1,6 +1,6 @@
 import { type Job, WaitingChildrenError } from 'bullmq';
 import { type JobPayload, partJobId, queueNames } from '../shared/queue/job-catalogue.js';
-import { annotateActiveSpan, currentTraceCarrier, type TraceCarrier } from '../shared/telemetry/trace-context.js';
+import { annotateActiveSpan } from '../shared/telemetry/trace-context.js';
 import { abortRequested } from './stop-checks.js';
 import type { WorkerDeps } from './worker-context.js';
 
@@ -37,8 +37,7 @@ export async function fanOut<Result>(
     requestId?: string;
     acceptedAt?: number;
     step?: string;
-  } & SplitMemory &
-    TraceCarrier;
+  } & SplitMemory;
   let memory: SplitMemory = { overlap: data.overlap };
   if (data.step !== 'children-added') {
     // Aborted before it was split: nothing to share out.
@@ -47,13 +46,12 @@ export async function fanOut<Result>(
     memory = remembered;
     const ids = parts.map((_, index) => partJobId(job.id as string, index));
     const turns = await deps.turns.takeTurns(data.merchantId, ids);
-    // Each part's spans are children of this job's span (its own trace context is the active one).
-    const carrier = currentTraceCarrier();
     // The parts go to their parent's shard (their ids start with its id, so they name the same shard).
+    // BullMQ's span of this add is a child of this job's span, and each part's run a child of it.
     await deps.queues.forJob(job.id as string).queues[queueNames.bulk].addBulk(
       parts.map((part, index) => ({
         name: 'bulkCancelPart',
-        data: { ...part, ...carrier },
+        data: part,
         opts: {
           jobId: ids[index],
           priority: turns[index],
@@ -66,8 +64,6 @@ export async function fanOut<Result>(
       merchantId: data.merchantId,
       requestId: data.requestId,
       acceptedAt: data.acceptedAt,
-      traceparent: data.traceparent,
-      tracestate: data.tracestate,
       step: 'children-added',
       ...memory,
     });

@@ -2,7 +2,7 @@ import { DelayedError, type Job, type Processor, UnrecoverableError, Worker } fr
 import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/database-errors.js';
 import { afterCompletion, attemptFailed, finished, taken } from '../shared/jobs/job-outcome.js';
 import { type JobName, jobNames, type QueueName, queueNames } from '../shared/queue/job-catalogue.js';
-import { tracingEnabled, withCarriedContext } from '../shared/telemetry/trace-context.js';
+import { inJobTrace, type QueueTelemetry, queueTelemetry } from '../shared/queue/queue-telemetry.js';
 import { DatabaseGate } from './database-gate.js';
 import { DeferredSliceLister } from './deferred-slice-lister.js';
 import { classifyFailure, outageDelayMs } from './job-failures.js';
@@ -75,10 +75,13 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
     }
   };
 
-  // With tracing on each run of a job is a span in its request's trace (job-spans.ts); off, no wrapper.
-  const run: Processor = tracingEnabled() ? (job, token) => traceJob(job, () => dispatch(job, token)) : dispatch;
+  // With tracing on BullMQ runs each attempt of a job in a span of the request's trace (queue-telemetry.ts),
+  // which job-spans.ts describes; off, no wrapper.
+  const telemetry = queueTelemetry();
+  const run: Processor = telemetry ? (job, token) => traceJob(job, () => dispatch(job, token)) : dispatch;
   const common = {
     connection: deps.redis,
+    telemetry,
     autorun: true,
     lockDuration: deps.config.WORKER_LOCK_DURATION_MS,
     stalledInterval: deps.config.WORKER_STALLED_INTERVAL_MS,
@@ -101,7 +104,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   }
   gate.watch(workers);
   const endings = new JobEndings();
-  for (const worker of workers) observe(deps, worker, endings, lister);
+  for (const worker of workers) observe(deps, worker, endings, lister, telemetry);
   deps.outbox.start();
   lister.start();
   const webhookDelivery = startWebhookDeliveryWorker(deps);
@@ -141,11 +144,17 @@ class JobEndings {
 }
 
 /** Hands BullMQ's events about a job's end to the job's owner (job-outcome.ts), and logs worker errors. */
-function observe(deps: WorkerDeps, worker: Worker, endings: JobEndings, lister: DeferredSliceLister): void {
+function observe(
+  deps: WorkerDeps,
+  worker: Worker,
+  endings: JobEndings,
+  lister: DeferredSliceLister,
+  telemetry: QueueTelemetry,
+): void {
   // BullMQ has marked the job completed: no place after that mark can be awaited by the worker.
   // Each in the job's trace context, so that the webhook event it queues joins the request's trace.
   worker.on('completed', (job, result) => {
-    endings.track(withCarriedContext(job.data, () => afterCompletion(deps, job, result)));
+    endings.track(inJobTrace(telemetry, job, () => afterCompletion(deps, job, result)));
     // A large by-query job's rewards are listed now, after it was reported completed.
     if (job.name === 'bulkCancelByQuery' && typeof job.data?.merchantId === 'string') {
       lister.list({ merchantId: job.data.merchantId, jobId: job.id as string });
@@ -155,7 +164,7 @@ function observe(deps: WorkerDeps, worker: Worker, endings: JobEndings, lister: 
   // Only BullMQ knows, inside Redis, whether a failed attempt was the last (attempts, backoff, an
   // unrecoverable error, a job stalled too often): this event is where a worker learns it.
   worker.on('failed', (job, error) => {
-    if (job) endings.track(withCarriedContext(job.data, () => attemptFailed(deps, job, error)));
+    if (job) endings.track(inJobTrace(telemetry, job, () => attemptFailed(deps, job, error)));
   });
 
   worker.on('error', (error) => {

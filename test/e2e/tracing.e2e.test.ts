@@ -107,6 +107,10 @@ const isRedis = (span: ReceivedSpan) =>
   span.attributes['db.system'] === 'redis' || span.attributes['db.system.name'] === 'redis';
 const isPostgres = (span: ReceivedSpan) =>
   span.attributes['db.system'] === 'postgresql' || span.attributes['db.system.name'] === 'postgresql';
+/** BullMQ's span of a run of a job (queue-telemetry.ts), told apart by the service's `job.kind`. */
+const isRunOf = (kind: string) => (span: ReceivedSpan) =>
+  span.name === 'process bulk-cancel' && span.attributes['job.kind'] === kind;
+const INTERNAL = 1;
 const SERVER = 2;
 const CLIENT = 3;
 const SPAN_ERROR = 2;
@@ -139,12 +143,15 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     const server = spans.find((span) => span.service === API_SERVICE && span.kind === SERVER);
     expect(server?.parentSpanId).toBe('');
     const enqueue = spans.find((span) => span.name === 'enqueue bulkCancel');
-    // The API's spans are its own, with explicit parents (src/api/http/server-span.ts): the request's
-    // server span and, as its child, the enqueue, whose context the job carries to the worker.
+    // The API's spans have explicit parents (src/api/http/server-span.ts): the request's server span and,
+    // as its child, the enqueue; the enqueue's child is BullMQ's add, whose context the job carries to
+    // the worker, where the job's run is the add's child.
     expect(enqueue).toMatchObject({ service: API_SERVICE, parentSpanId: server?.spanId });
     expect(enqueue?.attributes['merchant.id']).toBe(merchant.id);
-    const job = spans.find((span) => span.name === 'job bulkCancel');
-    expect(job).toMatchObject({ service: WORKER_SERVICE, parentSpanId: enqueue?.spanId });
+    const add = spans.find((span) => span.name === 'add bulk-cancel.bulkCancel');
+    expect(add).toMatchObject({ service: API_SERVICE, parentSpanId: enqueue?.spanId });
+    const job = spans.find(isRunOf('bulkCancel'));
+    expect(job).toMatchObject({ service: WORKER_SERVICE, parentSpanId: add?.spanId });
     expect(job?.attributes).toMatchObject({ 'job.id': jobId, 'job.kind': 'bulkCancel', 'merchant.id': merchant.id });
     expect(job?.attributes['job.result.cancelled']).toBe(5);
     const batch = spans.find((span) => span.name === 'cancel batch');
@@ -210,7 +217,7 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     expect(otlp.spans.filter((span) => span.attributes['job.id'] === unsampledJob)).toEqual([]);
   });
 
-  it('a bulkCancelByQuery split into parts: each part a child of the job span, all in the one trace', async () => {
+  it('a bulkCancelByQuery split into parts: each part under the job span, all in the one trace', async () => {
     const playerIds = Array.from({ length: PLAYERS }, (_, index) => `traced-player-${index}`);
     secrets.push(...playerIds);
     const accepted = await post('rewards/bulkCancelByQuery', { playerIds });
@@ -221,21 +228,25 @@ describe('tracing: one trace per merchant request, across the API and worker pro
     const spans = await traceOf(
       jobId,
       (found) =>
-        found.filter((span) => span.name === 'job bulkCancelPart').length === 3 &&
-        found.some((span) => span.name === 'webhook delivery'),
+        found.filter(isRunOf('bulkCancelPart')).length === 3 && found.some((span) => span.name === 'webhook delivery'),
     );
     const enqueue = spans.find((span) => span.name === 'enqueue bulkCancelByQuery');
-    const runs = spans.filter((span) => span.name === 'job bulkCancelByQuery');
-    // The split run and the run that sums the parts' counts, both children of the enqueue.
+    const add = spans.find((span) => span.name === 'add bulk-cancel.bulkCancelByQuery');
+    expect(add?.parentSpanId).toBe(enqueue?.spanId);
+    const runs = spans.filter(isRunOf('bulkCancelByQuery'));
+    // The split run and the run that sums the parts' counts, both children of the enqueue's add.
     expect(runs.length).toBeGreaterThanOrEqual(2);
-    for (const run of runs) expect(run.parentSpanId).toBe(enqueue?.spanId);
+    for (const run of runs) expect(run.parentSpanId).toBe(add?.spanId);
     // The split run parks the job until its parts finish: not an error.
     for (const run of runs) expect(run.status).not.toBe(SPAN_ERROR);
     const split = runs.find((run) => run.attributes['job.parts'] === 3);
     expect(split).toBeDefined();
-    const parts = spans.filter((span) => span.name === 'job bulkCancelPart');
+    // The split run adds the parts (BullMQ's addBulk, its child); each part's run is a child of that add.
+    const addParts = spans.find((span) => span.name === 'addBulk bulk-cancel');
+    expect(addParts?.parentSpanId).toBe(split?.spanId);
+    const parts = spans.filter(isRunOf('bulkCancelPart'));
     for (const part of parts) {
-      expect(part.parentSpanId).toBe(split?.spanId);
+      expect(part.parentSpanId).toBe(addParts?.spanId);
       expect(part.attributes['job.root_id']).toBe(jobId);
       expect(spans.some((span) => span.name === 'cancel batch' && span.parentSpanId === part.spanId)).toBe(true);
     }
@@ -336,6 +347,14 @@ describe('tracing: one trace per merchant request, across the API and worker pro
       for (const secret of secrets) if (span.name.includes(secret)) leaks.push(`span name ${span.name}`);
     }
     expect(leaks).toEqual([]);
+  });
+
+  it("BullMQ's bookkeeping (stalled checks, lock renewals, pauses, closes) starts no trace of its own", async () => {
+    // The worker checked for stalled jobs as it started and renewed its jobs' locks while they ran.
+    expect(otlp.spans.length).toBeGreaterThan(20);
+    const bookkeeping = otlp.spans.filter((span) => span.kind === INTERNAL && span.parentSpanId === '');
+    expect(bookkeeping.filter((span) => span.links.length === 0).map((span) => span.name)).toEqual([]);
+    expect(otlp.spans.filter((span) => /^(startStalledCheckTimer|moveStalledJobsToWait) /.test(span.name))).toEqual([]);
   });
 
   it('log lines written inside a span carry its trace_id and span_id', async () => {

@@ -9,10 +9,13 @@ import type { RedisConnection } from '../../shared/queue/redis.js';
 import { jobKey } from '../../shared/queue/redis-keys.js';
 import type { ShardLayout } from '../../shared/queue/shards.js';
 import {
+  activeContext,
   activeSpanUnsampled,
   currentTraceCarrier,
   inSpan,
+  runInContext,
   type TraceCarrier,
+  type TraceContext,
   tracingEnabled,
 } from '../../shared/telemetry/trace-context.js';
 import {
@@ -22,7 +25,9 @@ import {
 } from '../single-cancels/single-cancel-batcher.js';
 
 /**
- * A job's payload with the trace context it carries (`traceparent`, and `tracestate` when there is one).
+ * A single cancel's payload with its request's trace context (`traceparent`, and `tracestate` when there
+ * is one), for the coalesced write to link to: its batch job is shared by many requests, so BullMQ's own
+ * trace context (queue-telemetry.ts) carries the batch's, not the requests'.
  * `Object.assign` rather than `{ ...payload, ...carrier }`: on Node 20 an object literal that spreads
  * and then adds a property leaves V8's fast path for the runtime's, ~1 µs against ~0.05 µs (a loop
  * of the cancel route's payloads, 2026-11-28), and nearly every cancel with tracing on makes one.
@@ -133,22 +138,24 @@ export class CancellationProducer {
     plannedJobId: string = this.options.layout.newJobId(payload.merchantId),
   ): Promise<EnqueuedJob> {
     if (!this.tracing) return this.store(name, payload, deduplicationId, maxQueuedJobs, plannedJobId);
+    // A bulk job's `add` is BullMQ's span (queue-telemetry.ts), whose context the job carries to its worker.
+    // The API's active context ends at the call stack (call-stack-context-manager.ts) and the add comes
+    // after awaits, so the context is taken here and the add is made in it (addBulk).
     // An unsampled request has no enqueue span: nine requests in ten at 10 % sampling, each spared a
-    // span and a context. A bulk job carries the decision, so that its worker records none of it either.
-    // A single cancel carries nothing: its trace context is only ever a link from the coalesced write
-    // (whose queue job is a trace of its own: worker/job-spans.ts), and a link to a span recorded nowhere
-    // leads nowhere, while the `traceparent` would be ~70 bytes more per request written to Redis.
+    // span. Its bulk job's `add` is made in the request's context all the same, so that the job carries
+    // the decision and its worker records none of it either. A single cancel carries nothing: its trace
+    // context is only ever a link from the coalesced write, and a link to a span recorded nowhere leads
+    // nowhere, while the `traceparent` would be ~70 bytes more per request written to Redis.
     if (activeSpanUnsampled()) {
-      const carried = name === 'cancel' ? payload : carrying(payload, currentTraceCarrier());
-      return this.store(name, carried, deduplicationId, maxQueuedJobs, plannedJobId);
+      return this.store(name, payload, deduplicationId, maxQueuedJobs, plannedJobId, activeContext());
     }
-    // The job carries the enqueue span's context: the worker's spans of it join the request's trace.
     return inSpan(
       `enqueue ${name}`,
       { kind: 'producer', attributes: { 'job.kind': name, 'merchant.id': payload.merchantId } },
       async (span) => {
-        const traced = carrying(payload, currentTraceCarrier());
-        const enqueued = await this.store(name, traced, deduplicationId, maxQueuedJobs, plannedJobId);
+        const traced = name === 'cancel' ? carrying(payload, currentTraceCarrier()) : payload;
+        const enqueueContext = activeContext();
+        const enqueued = await this.store(name, traced, deduplicationId, maxQueuedJobs, plannedJobId, enqueueContext);
         span.setAttributes({ 'job.id': enqueued.jobId, 'job.shared': enqueued.shared });
         return enqueued;
       },
@@ -161,6 +168,7 @@ export class CancellationProducer {
     deduplicationId: string,
     maxQueuedJobs: number,
     plannedJobId: string,
+    traceContext?: TraceContext,
   ): Promise<EnqueuedJob> {
     const adding = { started: false };
     const shard = this.queues.forMerchant(payload.merchantId);
@@ -180,7 +188,8 @@ export class CancellationProducer {
     const job = await this.withinDeadline(adding, async () => {
       await this.refuseWhenFull(queue);
       const bulkPayload = payload as JobPayload<BulkJobName>;
-      return this.addBulk(queue, bulkName, bulkPayload, jobId, deduplicationId, maxQueuedJobs, adding);
+      const added = { adding, traceContext };
+      return this.addBulk(queue, bulkName, bulkPayload, jobId, deduplicationId, maxQueuedJobs, added);
     });
     const storedId = job.id ?? jobId;
     return { jobId: storedId, shared: storedId !== jobId };
@@ -228,7 +237,7 @@ export class CancellationProducer {
     jobId: string,
     deduplicationId: string,
     maxQueuedJobs: number,
-    adding: { started: boolean },
+    { adding, traceContext }: { adding: { started: boolean }; traceContext?: TraceContext },
   ) {
     // An identical request still waiting shares its job: that takes no new place under the cap.
     const waitingTwin = await queue.getDeduplicationJobId(deduplicationId);
@@ -250,11 +259,10 @@ export class CancellationProducer {
     }
     try {
       adding.started = true;
-      const job = await queue.add(name, payload, {
-        jobId,
-        priority: outcome.turn,
-        deduplication: { id: deduplicationId },
-      });
+      const options = { jobId, priority: outcome.turn, deduplication: { id: deduplicationId } };
+      const add = () => queue.add(name, payload, options);
+      // BullMQ reads the active context as `add` starts: the enqueue's (or an unsampled request's).
+      const job = await (traceContext === undefined ? add() : runInContext(traceContext, add));
       // Lost a race with an identical request: this job was not stored, so its place is freed.
       if (job.id !== jobId) await this.turns.finished(merchantId, jobId);
       else

@@ -23,23 +23,12 @@ export type Operation = (typeof operations)[number];
 const uuid = uuidSchema();
 const identifier = identifierSchema();
 
-/**
- * The W3C trace context of the span that queued the job (the request's enqueue, or a split job's own
- * span for its parts): the worker's spans join that trace (shared/telemetry/trace-context.ts). Absent
- * when tracing is off.
- */
-const traceCarrier = {
-  traceparent: z.string().max(128).optional(),
-  tracestate: z.string().max(512).optional(),
-};
-
 const jobBase = {
   merchantId: uuid,
   /** The API request that created the job, so its log lines and the worker's can be joined. */
   requestId: z.string().max(128).optional(),
   /** Epoch ms at which the API accepted the request. */
   acceptedAt: z.number().int().nonnegative(),
-  ...traceCarrier,
 };
 
 /** Where a long job has got to: saved on the job after each batch so that a retry resumes there. */
@@ -103,7 +92,6 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
     externalIds: z.array(identifier),
     /** Parts made before external ids were de-duplicated at split time carried the request's ids here. */
     excludeIds: z.array(uuid).optional(),
-    ...traceCarrier,
   }),
   z.object({
     operation: z.literal('bulkCancelByQuery'),
@@ -112,7 +100,6 @@ export const bulkCancelPartJobSchema = z.discriminatedUnion('operation', [
     ...queryFilterSchema.shape,
     playerIds: sortedPlayerIds,
     cursor: queryCursorSchema.optional(),
-    ...traceCarrier,
   }),
 ]);
 
@@ -131,8 +118,11 @@ export const cancelBatchJobSchema = z.object({
           acceptedAt: jobBase.acceptedAt,
           id: uuid.optional(),
           externalId: identifier.optional(),
-          /** The request's trace: the coalesced write links to it. */
-          traceparent: traceCarrier.traceparent,
+          /**
+           * The request's W3C trace context, absent when it is not sampled: the batch's span and the
+           * coalesced write link to it (BullMQ carries one trace per job, and a batch serves many requests).
+           */
+          traceparent: z.string().max(128).optional(),
         })
         .refine((data) => (data.id === undefined) !== (data.externalId === undefined), {
           message: 'exactly one of id or externalId',

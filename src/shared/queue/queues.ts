@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { webhookJobOptions, webhookQueueName } from '../webhooks/webhook-catalogue.js';
 import { defaultJobOptions, type QueueName, queueNames } from './job-catalogue.js';
+import { queueTelemetry } from './queue-telemetry.js';
 import type { RedisConnection } from './redis.js';
 import { jobShard, type ShardLayout } from './shards.js';
 
@@ -30,6 +31,8 @@ export interface ListedQueue {
 export class ShardedQueues {
   readonly webhooks: Queue;
   private readonly shards = new Map<string, QueueShard>();
+  /** BullMQ's spans of every add and every queue operation (queue-telemetry.ts). */
+  private readonly telemetry = queueTelemetry();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -40,6 +43,7 @@ export class ShardedQueues {
       connection,
       prefix: layout.prefix,
       defaultJobOptions: webhookJobOptions,
+      telemetry: this.telemetry,
     });
     // Connection trouble surfaces through failing commands; an unheard 'error' event would end the process.
     this.webhooks.on('error', () => {});
@@ -52,7 +56,13 @@ export class ShardedQueues {
     let found = this.shards.get(prefix);
     if (!found) {
       // skipWaitingForReady: a producer whose Redis is away must fail its command at once (503), not wait.
-      const options = { connection: this.connection, prefix, defaultJobOptions, skipWaitingForReady: true };
+      const options = {
+        connection: this.connection,
+        prefix,
+        defaultJobOptions,
+        skipWaitingForReady: true,
+        telemetry: this.telemetry,
+      };
       const queues: CancellationQueues = {
         [queueNames.single]: new Queue(queueNames.single, options),
         [queueNames.bulk]: new Queue(queueNames.bulk, options),

@@ -36,23 +36,17 @@ export function tracingEnabled(): boolean {
   return 'forceFlush' in delegate;
 }
 
-/** The active trace context as `traceparent` (and `tracestate`), to store in a job's data; {} when none. */
+/** The active trace context as `traceparent` (and `tracestate`), to store with a single cancel; {} when none. */
 export function currentTraceCarrier(): TraceCarrier {
   const carrier: TraceCarrier = {};
   propagation.inject(context.active(), carrier);
   return carrier;
 }
 
-/** The context a job's data carries (the request's, or its parent job's), or none. */
+/** The context a carrier holds (a caller's header, a single cancel's request), or none. */
 function contextFrom(carrier: TraceCarrier | undefined): Context {
   if (carrier?.traceparent === undefined) return ROOT_CONTEXT;
   return propagation.extract(ROOT_CONTEXT, carrier);
-}
-
-/** Runs `work` inside the trace context a job's data carries (for steps that run outside its span). */
-export function withCarriedContext<T>(carrier: TraceCarrier | undefined, work: () => T): T {
-  if (carrier?.traceparent === undefined) return work();
-  return context.with(contextFrom(carrier), work);
 }
 
 /** A link to each carried context: a coalesced batch serves many requests, each in its own trace. */
@@ -67,8 +61,6 @@ export function linksTo(carriers: readonly (TraceCarrier | undefined)[]): Link[]
 }
 
 export interface SpanOptions {
-  /** The job data's carried context: the span is its child. Unset: a child of the active span. */
-  parent?: TraceCarrier;
   links?: Link[];
   attributes?: Attributes;
   kind?: 'producer' | 'consumer' | 'internal';
@@ -83,11 +75,7 @@ export interface SpanOptions {
  * Attributes are the service's own (ids, kinds, counts): never a secret, signature, token or player.
  */
 export async function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
-  const parent = options.root
-    ? ROOT_CONTEXT
-    : options.parent === undefined
-      ? context.active()
-      : contextFrom(options.parent);
+  const parent = options.root ? ROOT_CONTEXT : context.active();
   return tracer.startActiveSpan(
     name,
     {
@@ -130,6 +118,14 @@ export function startServerSpan(name: string, attributes: () => Attributes, carr
   return { span, context: trace.setSpan(parent, span) };
 }
 
+/** A trace context, as the API hands it to the work it starts after an await. */
+export type TraceContext = Context;
+
+/** The active trace context, to make a later step (after an await) in it: `runInContext`. */
+export function activeContext(): TraceContext {
+  return context.active();
+}
+
 /** Runs `work` with `traceContext` active: the spans it starts (the enqueue's) are its children. */
 export function runInContext<T>(traceContext: Context, work: () => T): T {
   return context.with(traceContext, work);
@@ -161,6 +157,20 @@ export function activeSpanUnsampled(): boolean {
 /** Adds the service's own attributes (ids, kinds, counts) to the active span, if any. */
 export function annotateActiveSpan(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);
+}
+
+/** Links the active span, if any, to each carried context (a batch's requests, each in its own trace). */
+export function linkActiveSpan(carriers: readonly (TraceCarrier | undefined)[]): void {
+  const span = trace.getActiveSpan();
+  if (span) for (const link of linksTo(carriers)) span.addLink(link);
+}
+
+/** Marks the active span, if any, failed (the error's name, never its message: it may hold ids). */
+export function markActiveSpanFailed(error: unknown): void {
+  trace.getActiveSpan()?.setStatus({
+    code: SpanStatusCode.ERROR,
+    message: error instanceof Error ? error.name : 'error',
+  });
 }
 
 /** `trace_id` and `span_id` of the active span, for log lines; {} outside any span. */

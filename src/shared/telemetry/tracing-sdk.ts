@@ -1,5 +1,14 @@
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { context, propagation, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  context,
+  isSpanContextValid,
+  type Link,
+  propagation,
+  SpanKind,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -15,6 +24,8 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   type Sampler,
+  SamplingDecision,
+  type SamplingResult,
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
@@ -25,6 +36,37 @@ import { RedactingSpanExporter } from './span-redaction.js';
  * The OpenTelemetry SDK, started by telemetry.preload.ts before the service's own modules load, and
  * only when an endpoint is set: this module (and the SDK it loads) is never imported otherwise.
  */
+
+/**
+ * BullMQ traces its own bookkeeping too (shared/queue/queue-telemetry.ts): checking for stalled jobs,
+ * renewing locks, pausing, closing, removing a job. Those are INTERNAL spans, and made outside any trace
+ * (a worker's timers, an API call after an await) each would be a trace of its own, sampled like a
+ * request, every few seconds while the queues are idle. So a root INTERNAL span with no link is never
+ * sampled, and under a parent-based sampler neither is anything made inside it (its Redis commands).
+ * The service's own root spans are a request's (SERVER), a job added outside any request (PRODUCER)
+ * and a coalesced write, which links to the requests it serves.
+ */
+class NoUnlinkedInternalRoots implements Sampler {
+  constructor(private readonly sampler: Sampler) {}
+
+  shouldSample(
+    parent: Context,
+    traceId: string,
+    name: string,
+    kind: SpanKind,
+    attributes: Attributes,
+    links: Link[],
+  ): SamplingResult {
+    const parentSpan = trace.getSpanContext(parent);
+    const isRoot = parentSpan === undefined || !isSpanContextValid(parentSpan);
+    if (isRoot && kind === SpanKind.INTERNAL && links.length === 0) return { decision: SamplingDecision.NOT_RECORD };
+    return this.sampler.shouldSample(parent, traceId, name, kind, attributes, links);
+  }
+
+  toString(): string {
+    return `NoUnlinkedInternalRoots{${this.sampler.toString()}}`;
+  }
+}
 
 function samplerFor(settings: TelemetrySettings): Sampler {
   const ratio = new TraceIdRatioBasedSampler(settings.samplerRatio);
@@ -63,7 +105,7 @@ export function startTracing(settings: TelemetrySettings & { tracesUrl: string }
   const name = serviceName(settings, entryPoint);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': name }),
-    sampler: samplerFor(settings),
+    sampler: new NoUnlinkedInternalRoots(samplerFor(settings)),
     spanProcessors: [
       new BatchSpanProcessor({
         exporter: new RedactingSpanExporter(exporter),

@@ -32,9 +32,6 @@ export const webhookDeliveryJobSchema = z.object({
   jobId: z.string().max(128),
   /** The exact body of every attempt, serialised once so that each retry sends the same bytes. */
   body: z.string().min(1),
-  /** The trace of the job the event is about: every attempt's span joins it. Absent with tracing off. */
-  traceparent: z.string().max(128).optional(),
-  tracestate: z.string().max(512).optional(),
   /**
    * Attempts the event had before this job (sent again by webhooks/redeliver or webhooks/recover): the
    * delivery row counts every attempt, while this job's retries count only its own.

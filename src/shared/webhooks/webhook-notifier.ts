@@ -8,7 +8,6 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisConnection } from '../queue/redis.js';
 import type { ShardLayout } from '../queue/shards.js';
-import { currentTraceCarrier } from '../telemetry/trace-context.js';
 import { type WebhookDeliveryJob, type WebhookEventType, webhookEventId } from './webhook-catalogue.js';
 import { queueWebhookEvent } from './webhook-queueing.js';
 import { findWebhookStatus, recordDroppedEvents } from './webhooks.repository.js';
@@ -88,7 +87,6 @@ export function createWebhookNotifier(deps: NotifierDeps): WebhookNotifier {
           type,
           jobId: status.jobId,
           body,
-          ...currentTraceCarrier(),
         };
         if (found.disabledReason !== null) {
           // Not queued: recorded as not sent, so the merchant's log says what it missed and webhooks/recover

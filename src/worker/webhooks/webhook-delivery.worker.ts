@@ -1,5 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
+import { queueTelemetry } from '../../shared/queue/queue-telemetry.js';
 import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
 import { inSpan } from '../../shared/telemetry/trace-context.js';
 import {
@@ -67,7 +68,8 @@ export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWor
   const processors: Record<WebhookJobName, (job: Job, token?: string) => Promise<unknown>> = {
     webhookDelivery: (job, token) => {
       const data = job.data as Partial<WebhookDeliveryJob>;
-      // An attempt is a span in the trace of the job it tells about (the request's trace).
+      // An attempt is a span in the trace of the job it tells about (the request's trace): a child of
+      // BullMQ's span of the run, itself a child of the span that queued the event (queue-telemetry.ts).
       const attributes = {
         'job.id': data.jobId ?? '',
         'merchant.id': data.merchantId ?? '',
@@ -76,7 +78,7 @@ export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWor
         'webhook.attempt': job.attemptsMade + 1,
       };
       const notFailures = (error: unknown) => error instanceof DelayedError;
-      return inSpan('webhook delivery', { kind: 'consumer', parent: data, attributes, notFailures }, async (span) => {
+      return inSpan('webhook delivery', { attributes, notFailures }, async (span) => {
         const started = performance.now();
         const seconds = () => (performance.now() - started) / 1000;
         try {
@@ -118,6 +120,7 @@ export function startWebhookDeliveryWorker(deps: WorkerDeps): WebhookDeliveryWor
       concurrency: deps.config.WEBHOOK_DELIVERY_CONCURRENCY,
       lockDuration: deps.config.WORKER_LOCK_DURATION_MS,
       stalledInterval: deps.config.WORKER_STALLED_INTERVAL_MS,
+      telemetry: queueTelemetry(),
       settings: { backoffStrategy: (failedAttempts: number) => webhookRetryDelayMs(failedAttempts, scale) },
     },
   );
