@@ -32,7 +32,7 @@ export interface JobEnd {
 }
 
 /** The status the webhook event carries: the job in hand, no Redis read. */
-export function endStatus(end: JobEnd): PublicJobStatus {
+function endStatus(end: JobEnd): PublicJobStatus {
   return toPublicStatus({
     jobId: end.jobId,
     merchantId: end.merchantId,

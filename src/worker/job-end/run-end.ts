@@ -71,8 +71,7 @@ export async function decideFailed(deps: Pick<WorkerDeps, 'db'>, job: Job, error
     for (const request of requests) {
       if (finished.has(request.jobId)) continue;
       const as = { jobId: request.jobId, requestId: request.requestId, operation: 'cancel' as const };
-      const error_ = `batch ${job.id} failed: ${error.message}`;
-      run.ends.push(failedEnd(job, { merchantId, finishedAt, ...as }, error_));
+      run.ends.push(failedEnd(job, { merchantId, finishedAt, ...as }, `batch ${job.id} failed: ${error.message}`));
     }
     return run;
   }
