@@ -4,7 +4,7 @@ import type { WorkerDeps } from './worker-context.js';
 
 /**
  * Where a long job checks, between two batches, whether to stop: the merchant aborted it, or the worker
- * is shutting down. (Its start and end are job-outcome.ts's.)
+ * is shutting down. (Its start and end are in job-end/.)
  */
 
 /** Whether the merchant asked to abort this job (or the job this part belongs to). */

@@ -1,10 +1,9 @@
 import { DelayedError, type Job, type Processor, UnrecoverableError, Worker } from 'bullmq';
 import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/database-errors.js';
-import { afterCompletion, attemptFailed, finished, taken } from '../shared/jobs/job-outcome.js';
 import { type JobName, jobNames, type QueueName, queueNames } from '../shared/queue/job-catalogue.js';
-import { inJobTrace, type QueueTelemetry, queueTelemetry } from '../shared/queue/queue-telemetry.js';
+import { queueTelemetry } from '../shared/queue/queue-telemetry.js';
 import { DatabaseGate } from './database-gate.js';
-import { DeferredSliceLister } from './deferred-slice-lister.js';
+import { JobEnds } from './job-end/job-ends.js';
 import { classifyFailure, outageDelayMs } from './job-failures.js';
 import { traceJob } from './job-spans.js';
 import { createBulkCancelProcessor } from './processors/bulk-cancel.processor.js';
@@ -39,29 +38,28 @@ const MAX_STALLED_COUNT = 20;
  */
 export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   const coalescer = createSingleCancelCoalescer(deps);
+  // Every processor ends through the one job end (job-end/job-ends.ts): its outcome decided once.
+  // With tracing on, BullMQ runs each attempt of a job in a span of the request's trace (queue-telemetry.ts).
+  const telemetry = queueTelemetry();
+  const ends = new JobEnds(deps, telemetry);
   const processors: Record<JobName, JobProcessor> = {
-    cancelBatch: createCancelBatchProcessor(deps, coalescer),
-    bulkCancel: createBulkCancelProcessor(deps),
-    bulkCancelByQuery: createBulkCancelByQueryProcessor(deps),
-    bulkCancelPart: createBulkCancelPartProcessor(deps),
+    cancelBatch: ends.wrap(createCancelBatchProcessor(deps, coalescer)),
+    bulkCancel: ends.wrap(createBulkCancelProcessor(deps)),
+    bulkCancelByQuery: ends.wrap(createBulkCancelByQueryProcessor(deps)),
+    bulkCancelPart: ends.wrap(createBulkCancelPartProcessor(deps)),
   };
   // Start-up refuses a catalogue entry without a processor (one job catalogue).
   const missing = jobNames.filter((name) => typeof processors[name] !== 'function');
   if (missing.length > 0) throw new Error(`no processor for job kinds: ${missing.join(', ')}`);
 
-  const lister = new DeferredSliceLister(deps);
   const gate = new DatabaseGate(deps.db, deps.logger);
   gate.onResume(() => void deps.outbox.flush());
 
   const dispatch: Processor = async (job, token) => {
     const processor = processors[job.name as JobName];
     if (!processor) throw new UnrecoverableError(`unknown job kind "${job.name}"`);
-    await taken(deps, job);
     try {
-      const result = await processor(job, token);
-      // The job's end as its worker sees it, before BullMQ hears of it (job-outcome.ts).
-      await finished(deps, job, 'completed', result as Record<string, number>);
-      return result;
+      return await processor(job, token);
     } catch (error) {
       if (isTransientDatabaseError(error) && token) {
         // Postgres away, a deadlock, or a lock not granted within WORKER_LOCK_TIMEOUT_MS: the job goes
@@ -75,9 +73,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
     }
   };
 
-  // With tracing on BullMQ runs each attempt of a job in a span of the request's trace (queue-telemetry.ts),
-  // which job-spans.ts describes; off, no wrapper.
-  const telemetry = queueTelemetry();
+  // job-spans.ts describes the span BullMQ runs an attempt in; tracing off, no wrapper.
   const run: Processor = telemetry ? (job, token) => traceJob(job, () => dispatch(job, token)) : dispatch;
   const common = {
     connection: deps.redis,
@@ -103,10 +99,12 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
     }
   }
   gate.watch(workers);
-  const endings = new JobEndings();
-  for (const worker of workers) observe(deps, worker, endings, lister, telemetry);
+  for (const worker of workers) {
+    ends.observe(worker);
+    worker.on('error', (error) => deps.logger.error({ err: error }, 'worker error'));
+  }
   deps.outbox.start();
-  lister.start();
+  ends.start();
   const webhookDelivery = startWebhookDeliveryWorker(deps);
 
   return {
@@ -120,54 +118,7 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
       // The webhooks queue stays open (closed with the other queues after this): jobs that finished while
       // draining still tell their merchants' webhooks.
       await Promise.all([...workers.map((worker) => worker.close()), webhookDelivery.close()]);
-      await endings.settled();
-      await lister.close();
+      await ends.close();
     },
   };
-}
-
-/**
- * The end steps that run on BullMQ's events (job-outcome.ts says why they cannot run before), kept
- * until they settle, so that closing the workers waits for them.
- */
-class JobEndings {
-  private readonly running = new Set<Promise<void>>();
-
-  track(step: Promise<void>): void {
-    this.running.add(step);
-    void step.finally(() => this.running.delete(step));
-  }
-
-  async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
-  }
-}
-
-/** Hands BullMQ's events about a job's end to the job's owner (job-outcome.ts), and logs worker errors. */
-function observe(
-  deps: WorkerDeps,
-  worker: Worker,
-  endings: JobEndings,
-  lister: DeferredSliceLister,
-  telemetry: QueueTelemetry,
-): void {
-  // BullMQ has marked the job completed: no place after that mark can be awaited by the worker.
-  // Each in the job's trace context, so that the webhook event it queues joins the request's trace.
-  worker.on('completed', (job, result) => {
-    endings.track(inJobTrace(telemetry, job, () => afterCompletion(deps, job, result)));
-    // A large by-query job's rewards are listed now, after it was reported completed.
-    if (job.name === 'bulkCancelByQuery' && typeof job.data?.merchantId === 'string') {
-      lister.list({ merchantId: job.data.merchantId, jobId: job.id as string });
-    }
-  });
-
-  // Only BullMQ knows, inside Redis, whether a failed attempt was the last (attempts, backoff, an
-  // unrecoverable error, a job stalled too often): this event is where a worker learns it.
-  worker.on('failed', (job, error) => {
-    if (job) endings.track(inJobTrace(telemetry, job, () => attemptFailed(deps, job, error)));
-  });
-
-  worker.on('error', (error) => {
-    deps.logger.error({ err: error }, 'worker error');
-  });
 }

@@ -1,6 +1,6 @@
 import { AppError } from '../../shared/errors.js';
-import type { PublicJobStatus } from '../../shared/job-status-schema.js';
-import { withdraw, withdrawnAnnounced } from '../../shared/jobs/job-outcome.js';
+import type { JobStatus, PublicJobStatus } from '../../shared/job-status-schema.js';
+import { announceEnd, type JobEnd, recordEnds } from '../../shared/jobs/job-end.js';
 import { isFinished, toPublicStatus } from '../../shared/jobs/public-status.js';
 import { requestAbort } from '../../shared/queue/job-abort.js';
 import type { ApiDeps } from '../context.js';
@@ -28,10 +28,12 @@ export async function abortMerchantJob(
   // A job whose worker has just decided its end (completed) between the read above and now is refused.
   if (!(await requestAbort(redis, shards, jobId)))
     throw new AppError('CONFLICT', 'Job has already finished: completed');
-  // A job that never reached a worker is finished here (job-outcome.ts), a running one by the worker that stops it.
-  const withdrawn =
-    status.state === 'queued' &&
-    (await withdraw(deps, status, () => producer.withdraw(status.operation, merchantId, jobId)));
+  // A job that never reached a worker is finished here, a running one by the worker that stops it
+  // (src/worker/job-end/). Its audit row first: once the job has left Redis, the row is its only record.
+  const end = status.state === 'queued' ? withdrawnEnd(status) : null;
+  if (end) await recordEnds(deps.db, [end]);
+  // True when the removal took it (a job a worker took meanwhile is announced by that worker as it stops).
+  const withdrawn = end !== null && (await producer.withdraw(status.operation, merchantId, jobId));
   const again = await findJobStatus(
     redis,
     shards,
@@ -41,10 +43,28 @@ export async function abortMerchantJob(
     merchantId,
   );
   const after = toPublicStatus(again ?? status);
-  if (withdrawn) await withdrawnAnnounced(deps, merchantId, after);
+  // Its webhook event carries the status answered here.
+  if (withdrawn && end) await announceEnd(deps.webhooks, end, after);
   // Streams of this job on every API process read it again (a withdrawn single cancel has no queue event).
   await deps.jobEvents
     .announceAborted(jobId, status.operation)
     .catch((error: unknown) => logger.warn({ err: error }, 'job event streams not told of the abort'));
   return after;
+}
+
+/** A queued job the merchant aborted, decided `cancelled` by this route: it never started, nothing applied. */
+function withdrawnEnd(job: Pick<JobStatus, 'jobId' | 'merchantId' | 'operation' | 'createdAt'>): JobEnd {
+  const now = Date.now();
+  return {
+    jobId: job.jobId,
+    merchantId: job.merchantId,
+    operation: job.operation,
+    state: 'cancelled',
+    createdAt: job.createdAt,
+    startedAt: now,
+    finishedAt: now,
+    progress: 0,
+    result: {},
+    error: null,
+  };
 }

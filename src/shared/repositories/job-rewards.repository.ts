@@ -75,7 +75,7 @@ const SLICES_PER_STATEMENT = 10;
  * listed exactly once however many workers race; each is its own short transaction.
  *
  * Run by the worker only (the API reads, never writes): in the job's last step when the job is small,
- * else by the worker's lister right after the job completed (src/worker/deferred-slice-lister.ts).
+ * else by the worker's lister right after the job completed (src/worker/job-end/deferred-slice-lister.ts).
  * `skipLocked` (the lister): slices another worker is listing are left to it instead of waited for.
  */
 export async function listDeferredSlices(

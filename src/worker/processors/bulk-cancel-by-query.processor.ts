@@ -1,11 +1,9 @@
 import type { Job } from 'bullmq';
-import { started } from '../../shared/jobs/job-outcome.js';
 import { bulkCancelByQueryJobSchema, type QueryCancelResult } from '../../shared/queue/job-catalogue.js';
-import { listDeferredSlices } from '../../shared/repositories/job-rewards.repository.js';
 import { cancelByQuery } from '../cancel-by-query.js';
 import { chunk } from '../chunk.js';
-import { LISTED_BEFORE_COMPLETION } from '../deferred-slice-lister.js';
 import { fanOut, type PartPayload, sumCounts } from '../fan-out.js';
+import { started } from '../job-end/job-start.js';
 import type { WorkerDeps } from '../worker-context.js';
 
 /** bulkCancelByQuery: inline for few players, split by players above FANOUT_THRESHOLD. */
@@ -47,11 +45,7 @@ export function createBulkCancelByQueryProcessor(deps: WorkerDeps) {
         cursor: payload.cursor,
       });
     }
-    // The job's last step: a small job's rewards are listed before it is reported completed; a large
-    // one's by the lister once it has completed (deferred-slice-lister.ts), off the measured path.
-    if (result.cancelled <= LISTED_BEFORE_COMPLETION) {
-      await listDeferredSlices(deps.db, { merchantId: payload.merchantId, jobId }, { skipLocked: false });
-    }
+    // Its rewards are listed as the job ends (job-end/listing.ts).
     return result;
   };
 }

@@ -1,10 +1,10 @@
 import type { Job } from 'bullmq';
-import { started } from '../../shared/jobs/job-outcome.js';
 import { bulkCancelJobSchema, type CancelResult } from '../../shared/queue/job-catalogue.js';
 import { findExternalIdsNamedById } from '../../shared/repositories/reward-cancellations.repository.js';
 import { cancelByIdentifiers } from '../cancel-by-identifiers.js';
 import { chunk } from '../chunk.js';
 import { fanOut, type PartPayload, sumCounts } from '../fan-out.js';
+import { started } from '../job-end/job-start.js';
 import type { WorkerDeps } from '../worker-context.js';
 
 const COUNT_KEYS = ['requested', 'cancelled', 'alreadyCancelled', 'notCancellable', 'notFound'] as const;

@@ -1,12 +1,12 @@
 import type { Job } from 'bullmq';
 import { isTransientDatabaseError } from '../../shared/database-errors.js';
-import { type MemberEnd, membersFinished } from '../../shared/jobs/job-outcome.js';
 import { cancelBatchJobSchema } from '../../shared/queue/job-catalogue.js';
 import { keyLifetimes, WITHDRAWN } from '../../shared/queue/redis-keys.js';
 import { cancelledJobIds } from '../../shared/repositories/cancellation-jobs.repository.js';
 import type { RewardOutcome } from '../../shared/repositories/reward-cancellations.repository.js';
 import type { BatchMember } from '../../shared/single-cancels/member-ids.js';
 import { outcomeCounts } from '../../shared/single-cancels/outcome-counts.js';
+import { type MemberEnd, membersFinished } from '../job-end/member-ends.js';
 import type { WorkerDeps } from '../worker-context.js';
 import type { Coalescer } from './cancel-coalescer.js';
 import type { SingleCancel } from './single-cancel-coalescer.js';
@@ -23,7 +23,7 @@ export interface CancelBatchResult {
 /**
  * Runs a batch of single cancels (src/api/single-cancels/single-cancel-batcher.ts stores them). Each request is a job of the merchant's
  * own: it is applied through the coalescer like any single cancel (its audit row committed with its
- * reward), then ends on its own (job-outcome.ts: logged, counted and announced to the merchant's webhook).
+ * reward), then ends on its own (job-end/member-ends.ts: logged, counted and announced to the merchant's webhook).
  *
  * Before anything is applied, the requests the merchant aborted are set aside: one the API withdrew
  * while the batch waited is skipped silently (the API recorded and announced it); one aborted after the

@@ -2,8 +2,8 @@ import {
   type JobKey,
   jobsWithOldDeferredSlices,
   listDeferredSlices,
-} from '../shared/repositories/job-rewards.repository.js';
-import type { WorkerDeps } from './worker-context.js';
+} from '../../shared/repositories/job-rewards.repository.js';
+import type { WorkerDeps } from '../worker-context.js';
 
 /** How often the lister looks for slices nobody listed (a worker stopped between a job's end and its listing). */
 const CATCH_UP_EVERY_MS = 10_000;
@@ -12,7 +12,7 @@ const LEFT_BEHIND_AFTER_MS = 60_000;
 
 /**
  * Lists the deferred slices of large by-query jobs once they have completed, off the job's critical
- * path: a job of more than `LISTED_BEFORE_COMPLETION` rewards is reported completed as soon as its
+ * path: a job of more than `LISTED_BEFORE_COMPLETION` rewards (listing.ts) is reported completed as soon as its
  * rewards are cancelled (a million rewards' listing takes over a second, about as long as the cancel
  * itself), and its pages answer 409 with Retry-After until this lister has listed it, moments later.
  * The API only reads.
@@ -80,10 +80,3 @@ export class DeferredSliceLister {
     }
   }
 }
-
-/**
- * A by-query job that cancelled at most this many rewards lists its deferred slices in its last step,
- * before it is reported completed (a few milliseconds: ~1.4 s per million rewards measured when the API
- * did it, 2026-11-24), so its pages answer at once; a larger job leaves them to the lister.
- */
-export const LISTED_BEFORE_COMPLETION = 10_000;
