@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import type { Db } from '../../shared/db/client.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -31,12 +32,8 @@ const BulkCancelByQueryDryRunSchema = z
   })
   .openapi('BulkCancelByQueryDryRun');
 
-/** Also read by the body limits (http/body-limits.ts): this route takes large bodies. */
-export const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
-
 export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddleware): void {
   const route = bulkCancelRoute(app, auth, {
-    path: BULK_CANCEL_BY_QUERY_PATH,
     operationId: 'bulkCancelByQuery',
     summary: 'Cancel the ACTIVE rewards of the given players',
     description:
@@ -45,7 +42,7 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
       'gives a job that cancels nothing. With `dryRun: true`, nothing is queued and the answer counts ' +
       'what the request would cancel now.',
     body: BulkCancelByQueryRequestSchema,
-    dryRun: { name: 'BulkCancelByQueryDryRun', schema: BulkCancelByQueryDryRunSchema },
+    dryRunCounts: BulkCancelByQueryDryRunSchema,
   });
 
   app.openapi(route, async (c) => {
@@ -56,20 +53,12 @@ export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddlewar
       rewardConfigurationId: body.rewardConfigurationId?.toLowerCase() ?? undefined,
       externalRewardConfigurationId: body.externalRewardConfigurationId ?? undefined,
     };
-    return dryRunOrEnqueue(
-      c,
-      { name: 'bulkCancelByQuery', identifiers: { playerIds, ...filter } },
-      {
-        fields: body,
-        idempotencyKey: c.req.valid('header')['idempotency-key'],
-        dryRun:
-          body.dryRun === true
-            ? async (db, merchantId) => ({
-                players: playerIds.length,
-                cancellable: await previewCancelOfPlayers(db, { merchantId, playerIds, filter }),
-              })
-            : undefined,
-      },
-    );
+    const counts = async (db: Db, merchantId: string) => ({
+      players: playerIds.length,
+      cancellable: await previewCancelOfPlayers(db, { merchantId, playerIds, filter }),
+    });
+    const job = { name: 'bulkCancelByQuery' as const, identifiers: { playerIds, ...filter } };
+    const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
+    return dryRunOrEnqueue(c, request, job, body.dryRun ? counts : undefined);
   });
 }

@@ -14,15 +14,21 @@ import { type CancelRequest, enqueueAndAnswer, idempotencyErrorResponses } from 
  * run's read or the job stored through the producer (enqueue-cancellation.ts).
  */
 
-/** What a bulk route says of itself in the OpenAPI document. */
+/** The bulk routes, named by their operation, which ends their path too. */
+const bulkOperations: readonly BulkJob['name'][] = ['bulkCancel', 'bulkCancelByQuery'];
+const bulkRoutePath = (operation: BulkJob['name']) => `/api/v1/integration/rewards/${operation}`;
+
+/** Also read by the body limits (http/body-limits.ts): only these routes take large bodies. */
+export const BULK_ROUTE_PATHS: readonly string[] = bulkOperations.map(bulkRoutePath);
+
+/** What a bulk route says of itself in the OpenAPI document; its path ends with its operationId. */
 interface BulkRouteDeclaration<Body extends z.ZodType> {
-  path: string;
   operationId: BulkJob['name'];
   summary: string;
   description: string;
   body: Body;
-  /** The counts a dry run answers, kept in the components under `name`. */
-  dryRun: { name: string; schema: z.ZodType };
+  /** The counts a dry run answers, kept in the components as `<OperationId>DryRun`. */
+  dryRunCounts: z.ZodType;
 }
 
 export function bulkCancelRoute<Body extends z.ZodType>(
@@ -30,11 +36,12 @@ export function bulkCancelRoute<Body extends z.ZodType>(
   auth: MerchantRouteMiddleware,
   declaration: BulkRouteDeclaration<Body>,
 ) {
-  const { name, schema } = declaration.dryRun;
+  const { operationId } = declaration;
+  const name = `${operationId.charAt(0).toUpperCase()}${operationId.slice(1)}DryRun`;
   return createRoute({
     method: 'post',
-    path: declaration.path,
-    operationId: declaration.operationId,
+    path: bulkRoutePath(operationId),
+    operationId,
     tags: ['Cancellation'],
     summary: declaration.summary,
     description: declaration.description,
@@ -44,7 +51,7 @@ export function bulkCancelRoute<Body extends z.ZodType>(
       200: acceptedResponse(app, {
         when: 'dryRun: true',
         name,
-        schema,
+        schema: declaration.dryRunCounts,
         description: `A dry run (\`dryRun: true\`) queues nothing and answers the counts as application/json (schema ${name}), without X-Job-Id, whatever Prefer says.`,
       }),
       ...idempotencyErrorResponses,
@@ -68,13 +75,13 @@ type BulkJob =
  */
 export async function dryRunOrEnqueue(
   c: Context<AppEnv>,
+  request: CancelRequest,
   job: BulkJob,
-  request: CancelRequest & { dryRun: ((db: Db, merchantId: string) => Promise<object>) | undefined },
+  dryRun: ((db: Db, merchantId: string) => Promise<object>) | undefined,
 ) {
   const merchantId = c.get('merchant').id;
-  if (request.dryRun !== undefined) {
+  if (dryRun !== undefined) {
     const { reads, heavyReads } = c.get('deps');
-    const dryRun = request.dryRun;
     const counts = await heavyReads.run(merchantId, () => reads.read('dryRun', (db) => dryRun(db, merchantId)));
     return c.json(counts, 200);
   }

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import type { Db } from '../../shared/db/client.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
@@ -36,12 +37,8 @@ const BulkCancelDryRunSchema = z
   })
   .openapi('BulkCancelDryRun');
 
-/** Also read by the body limits (http/body-limits.ts): this route takes large bodies. */
-export const BULK_CANCEL_PATH = '/api/v1/integration/rewards/bulkCancel';
-
 export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): void {
   const route = bulkCancelRoute(app, auth, {
-    path: BULK_CANCEL_PATH,
     operationId: 'bulkCancel',
     summary: 'Cancel many rewards by ids and/or externalIds',
     description:
@@ -49,7 +46,7 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
       '(BULK_MAX_ITEMS); duplicates collapse. One malformed entry rejects the whole request. ' +
       'With `dryRun: true`, nothing is queued and the answer counts what the request would do now.',
     body: BulkCancelRequestSchema,
-    dryRun: { name: 'BulkCancelDryRun', schema: BulkCancelDryRunSchema },
+    dryRunCounts: BulkCancelDryRunSchema,
   });
 
   app.openapi(route, async (c) => {
@@ -62,20 +59,11 @@ export function registerBulkCancel(app: App, auth: MerchantRouteMiddleware): voi
       ids: [...new Set(ids.map((id) => id.toLowerCase()))],
       externalIds: [...new Set(externalIds)],
     };
-    return dryRunOrEnqueue(
-      c,
-      { name: 'bulkCancel', identifiers },
-      {
-        fields: body,
-        idempotencyKey: c.req.valid('header')['idempotency-key'],
-        dryRun:
-          body.dryRun === true
-            ? async (db, merchantId) => ({
-                requested: identifiers.ids.length + identifiers.externalIds.length,
-                ...(await previewCancelByIdentifiers(db, { merchantId, ...identifiers })),
-              })
-            : undefined,
-      },
-    );
+    const counts = async (db: Db, merchantId: string) => ({
+      requested: identifiers.ids.length + identifiers.externalIds.length,
+      ...(await previewCancelByIdentifiers(db, { merchantId, ...identifiers })),
+    });
+    const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
+    return dryRunOrEnqueue(c, request, { name: 'bulkCancel', identifiers }, body.dryRun ? counts : undefined);
   });
 }
