@@ -4,7 +4,7 @@ import type { App } from '../context.js';
 import { JOB_PAGE_DEFAULT, JOB_PAGE_MAX, jobUnappliedPage } from '../jobs/job-pages.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { nextPageField, pageRequestFields } from './page-fields.js';
+import { nextPageField, pageRequestFields, requestedPage } from './page-fields.js';
 
 const kinds = ['id', 'externalId'] as const;
 const outcomes = ['notFound', 'notCancellable', 'alreadyCancelled'] as const;
@@ -71,11 +71,10 @@ export function registerJobUnapplied(app: App, auth: MerchantRouteMiddleware): v
   });
 
   app.openapi(route, async (c) => {
-    const { jobId, after, limit } = c.req.valid('json');
+    const body = c.req.valid('json');
     const page = await jobUnappliedPage(c.get('deps'), c.get('merchant').id, {
-      jobId,
-      after: after ?? undefined,
-      limit: limit ?? undefined,
+      jobId: body.jobId,
+      ...requestedPage(body),
     });
     return c.json(page, 200);
   });

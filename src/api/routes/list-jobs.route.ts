@@ -6,7 +6,7 @@ import type { App } from '../context.js';
 import { LIST_JOBS_DEFAULT_PAGE, LIST_JOBS_MAX_PAGE, listedStates, listJobsPage } from '../jobs/list-jobs.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-import { nextPageField, pageRequestFields } from './page-fields.js';
+import { nextPageField, pageRequestFields, requestedPage } from './page-fields.js';
 
 const ListJobsRequestSchema = z
   .object({
@@ -59,8 +59,7 @@ export function registerListJobs(app: App, auth: MerchantRouteMiddleware): void 
     const page = await listJobsPage(c.get('deps'), c.get('merchant').id, {
       states: body.states ?? undefined,
       operations: body.operations ?? undefined,
-      after: body.after ?? undefined,
-      limit: body.limit ?? undefined,
+      ...requestedPage(body),
     });
     return c.json(page, 200);
   });

@@ -24,3 +24,8 @@ export function pageRequestFields<C extends z.ZodType>(
 /** A page's `next`: the `after` of the page that follows it. */
 export const nextPageField = <C extends z.ZodType>(cursor: C) =>
   cursor.nullable().openapi({ description: 'The `after` of the next page; null when this page is the last' });
+
+/** The page a request asks for: `after` and `limit` as sent, absent or null alike undefined (the first page, the default size). */
+export function requestedPage<Cursor>(body: { after?: Cursor | null; limit?: number | null }) {
+  return { after: body.after ?? undefined, limit: body.limit ?? undefined };
+}
