@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { type CommandLine, type FlagValues, parseCommandLine, parseWholeNumber } from '../tools/command-line.js';
 
 /** Volumes of a generated seed; counts marked "per merchant" repeat for every merchant. */
 export interface VolumeSeedOptions {
@@ -16,11 +16,9 @@ export interface VolumeSeedOptions {
   statusMix: boolean;
 }
 
-export type SeedCommand =
-  | { kind: 'help' }
-  | { kind: 'demo'; reset: boolean }
-  | { kind: 'volume'; options: VolumeSeedOptions }
-  | { kind: 'invalid'; message: string };
+export type SeedCommand = CommandLine<
+  { kind: 'demo'; reset: boolean } | { kind: 'volume'; options: VolumeSeedOptions }
+>;
 
 export const DEFAULT_VOLUME: VolumeSeedOptions = {
   merchants: 1,
@@ -75,33 +73,24 @@ reward ids, up to 5 session tokens), totals and ms. Logs go to stderr.
 Example: npm run seed -- --merchants 1 --players 10000 --rewards-per-player 100
 `;
 
+const seedFlags = {
+  'status-mix': { type: 'boolean' },
+  reset: { type: 'boolean' },
+  ...Object.fromEntries(Object.keys(countFlags).map((flag) => [flag, { type: 'string' as const }])),
+} as const;
+
 export function parseSeedArgs(argv: readonly string[]): SeedCommand {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        'status-mix': { type: 'boolean' },
-        reset: { type: 'boolean' },
-        ...Object.fromEntries(Object.keys(countFlags).map((flag) => [flag, { type: 'string' as const }])),
-      },
-    }));
-  } catch (error) {
-    return { kind: 'invalid', message: error instanceof Error ? error.message : String(error) };
-  }
+  return parseCommandLine(argv, seedFlags, toSeedCommand);
+}
 
-  if (values.help) return { kind: 'help' };
-
+function toSeedCommand(values: FlagValues): SeedCommand {
   const options: VolumeSeedOptions = { ...DEFAULT_VOLUME, statusMix: values['status-mix'] === true };
   let volumeRequested = options.statusMix;
   for (const [flag, key] of Object.entries(countFlags) as Array<[CountFlag, (typeof countFlags)[CountFlag]]>) {
     const raw = values[flag];
     if (raw === undefined) continue;
     volumeRequested = true;
-    const count = parseCount(String(raw));
+    const count = parseWholeNumber(String(raw));
     if (count === null) return { kind: 'invalid', message: `--${flag} must be a whole number >= 0, got '${raw}'` };
     options[key] = count;
   }
@@ -111,12 +100,6 @@ export function parseSeedArgs(argv: readonly string[]): SeedCommand {
 
   const problem = checkVolume(options);
   return problem ? { kind: 'invalid', message: problem } : { kind: 'volume', options };
-}
-
-function parseCount(raw: string): number | null {
-  if (!/^\d+$/.test(raw)) return null;
-  const count = Number(raw);
-  return Number.isSafeInteger(count) ? count : null;
 }
 
 function checkVolume(options: VolumeSeedOptions): string | null {

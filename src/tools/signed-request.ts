@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import { SIGNATURE_HEADER, signatureHeaderValue, signMessage } from '../api/auth/signature.js';
 import { DEMO_MERCHANT } from '../seed/demo-data.js';
+import { type CommandLine, type FlagValues, parseCommandLine, parseWholeNumber } from './command-line.js';
 
 /** What `npm run sign` prints: the signed fields first, then the caller's extra fields. */
 export type SignedFields = { merchantId: string; timestamp: number; hash: string } & Record<string, unknown>;
@@ -36,10 +36,7 @@ export interface SignRequest {
   bodyBound: { method: string; path: string; headerOnly: boolean } | null;
 }
 
-export type SignCommand =
-  | { kind: 'help' }
-  | { kind: 'sign'; request: SignRequest }
-  | { kind: 'invalid'; message: string };
+export type SignCommand = CommandLine<{ kind: 'sign'; request: SignRequest }>;
 
 export const SIGN_USAGE = `Usage: npm run --silent sign -- [--merchant-id <uuid>] [--secret <secret>] [--body '<json object>']
                                 [--timestamp <epoch ms>] [--query]
@@ -72,31 +69,23 @@ Examples:
 
 const RESERVED_FIELDS = ['merchantId', 'timestamp', 'hash'];
 
-export function parseSignArgs(argv: readonly string[], now: number): SignCommand {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        'merchant-id': { type: 'string' },
-        secret: { type: 'string' },
-        body: { type: 'string' },
-        timestamp: { type: 'string' },
-        query: { type: 'boolean' },
-        v2: { type: 'boolean' },
-        path: { type: 'string' },
-        method: { type: 'string' },
-        'curl-header': { type: 'boolean' },
-      },
-    }));
-  } catch (error) {
-    return { kind: 'invalid', message: error instanceof Error ? error.message : String(error) };
-  }
-  if (values.help) return { kind: 'help' };
+const signFlags = {
+  'merchant-id': { type: 'string' },
+  secret: { type: 'string' },
+  body: { type: 'string' },
+  timestamp: { type: 'string' },
+  query: { type: 'boolean' },
+  v2: { type: 'boolean' },
+  path: { type: 'string' },
+  method: { type: 'string' },
+  'curl-header': { type: 'boolean' },
+} as const;
 
+export function parseSignArgs(argv: readonly string[], now: number): SignCommand {
+  return parseCommandLine(argv, signFlags, (values) => toSignCommand(values, now));
+}
+
+function toSignCommand(values: FlagValues, now: number): SignCommand {
   const merchantId = (values['merchant-id'] as string | undefined) ?? DEMO_MERCHANT.id;
   const secretKey = (values.secret as string | undefined) ?? DEMO_MERCHANT.secretKey;
   if (merchantId === '') return { kind: 'invalid', message: '--merchant-id must not be empty' };
@@ -105,10 +94,11 @@ export function parseSignArgs(argv: readonly string[], now: number): SignCommand
   let timestamp = now;
   if (values.timestamp !== undefined) {
     const raw = String(values.timestamp);
-    timestamp = Number(raw);
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(timestamp)) {
+    const parsed = parseWholeNumber(raw);
+    if (parsed === null) {
       return { kind: 'invalid', message: `--timestamp must be epoch milliseconds (digits), got '${raw}'` };
     }
+    timestamp = parsed;
   }
 
   let extra: Record<string, unknown> = {};
@@ -127,10 +117,7 @@ export function parseSignArgs(argv: readonly string[], now: number): SignCommand
 }
 
 /** The version-2 part of the request, null without --v2, or a message saying what is wrong. */
-function parseBodyBound(
-  values: Record<string, string | boolean | undefined>,
-  query: boolean,
-): SignRequest['bodyBound'] | string {
+function parseBodyBound(values: FlagValues, query: boolean): SignRequest['bodyBound'] | string {
   const path = values.path as string | undefined;
   const method = values.method as string | undefined;
   const headerOnly = values['curl-header'] === true;

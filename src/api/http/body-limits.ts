@@ -1,10 +1,9 @@
 import type { Config } from '../../shared/config.js';
 import type { BodyLimit } from '../library-bypasses/request-body.js';
-import { BULK_CANCEL_PATH } from '../routes/bulk-cancel.route.js';
-import { BULK_CANCEL_BY_QUERY_PATH } from '../routes/bulk-cancel-by-query.route.js';
+import { BULK_ROUTE_PATHS } from '../routes/bulk-cancel-route.js';
 
 /** The only merchant routes whose bodies may be large: up to BULK_MAX_ITEMS identifiers. */
-const LARGE_BODY_PATHS: ReadonlySet<string> = new Set([BULK_CANCEL_PATH, BULK_CANCEL_BY_QUERY_PATH]);
+const LARGE_BODY_PATHS: ReadonlySet<string> = new Set(BULK_ROUTE_PATHS);
 
 /** Under here the bearer token is a header: the admin gate runs first, then the body is read (admin-routes.ts). */
 const ADMIN_API_PREFIX = '/admin/v1/';

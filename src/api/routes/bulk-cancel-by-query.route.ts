@@ -1,20 +1,11 @@
-import { createRoute, z } from '@hono/zod-openapi';
-import { deduplicationKey } from '../../shared/queue/job-catalogue.js';
+import { z } from '@hono/zod-openapi';
+import type { Db } from '../../shared/db/client.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { previewCancelOfPlayers } from '../repositories/cancellation-preview.repository.js';
-import {
-  assertListSize,
-  bulkList,
-  dryRunField,
-  identifier,
-  jsonBody,
-  merchantErrorResponses,
-  signedFields,
-} from '../schemas.js';
-import { acceptedResponse, CancelHeadersSchema } from './cancel-answer.js';
-import { enqueueAndAnswer, idempotencyErrorResponses } from './enqueue-cancellation.js';
+import { assertListSize, bulkList, dryRunField, identifier, signedFields } from '../schemas.js';
+import { bulkCancelRoute, dryRunOrEnqueue } from './bulk-cancel-route.js';
 
 const BulkCancelByQueryRequestSchema = z
   .object({
@@ -41,56 +32,33 @@ const BulkCancelByQueryDryRunSchema = z
   })
   .openapi('BulkCancelByQueryDryRun');
 
-/** Also read by the body limits (http/body-limits.ts): this route takes large bodies. */
-export const BULK_CANCEL_BY_QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
-
 export function registerBulkCancelByQuery(app: App, auth: MerchantRouteMiddleware): void {
-  const route = createRoute({
-    method: 'post',
-    path: BULK_CANCEL_BY_QUERY_PATH,
+  const route = bulkCancelRoute(app, auth, {
     operationId: 'bulkCancelByQuery',
-    tags: ['Cancellation'],
     summary: 'Cancel the ACTIVE rewards of the given players',
     description:
       '1 to 10,000 playerIds (BULK_MAX_ITEMS). With both configuration ids, a reward must match both; ' +
       'with neither, every ACTIVE reward of those players is cancelled. An unknown configuration ' +
       'gives a job that cancels nothing. With `dryRun: true`, nothing is queued and the answer counts ' +
       'what the request would cancel now.',
-    middleware: auth,
-    request: { body: jsonBody(BulkCancelByQueryRequestSchema), headers: CancelHeadersSchema },
-    responses: {
-      200: acceptedResponse(app, {
-        when: 'dryRun: true',
-        name: 'BulkCancelByQueryDryRun',
-        schema: BulkCancelByQueryDryRunSchema,
-        description:
-          'A dry run (`dryRun: true`) queues nothing and answers the counts as application/json (schema BulkCancelByQueryDryRun), ' +
-          'without X-Job-Id, whatever Prefer says.',
-      }),
-      ...idempotencyErrorResponses,
-      ...merchantErrorResponses,
-    },
+    body: BulkCancelByQueryRequestSchema,
+    dryRunCounts: BulkCancelByQueryDryRunSchema,
   });
 
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
     assertListSize(body.playerIds.length, c.get('deps').config.BULK_MAX_ITEMS, 'playerIds');
-    const merchantId = c.get('merchant').id;
     const playerIds = [...new Set(body.playerIds)].sort();
     const filter = {
       rewardConfigurationId: body.rewardConfigurationId?.toLowerCase() ?? undefined,
       externalRewardConfigurationId: body.externalRewardConfigurationId ?? undefined,
     };
-    if (body.dryRun === true) {
-      const { reads, heavyReads } = c.get('deps');
-      const cancellable = await heavyReads.run(merchantId, () =>
-        reads.read('dryRun', (db) => previewCancelOfPlayers(db, { merchantId, playerIds, filter })),
-      );
-      return c.json({ players: playerIds.length, cancellable }, 200);
-    }
-    const payload = { merchantId, requestId: c.get('requestId'), acceptedAt: Date.now(), playerIds, ...filter };
-    const key = deduplicationKey(merchantId, 'bulkCancelByQuery', { playerIds, ...filter });
+    const counts = async (db: Db, merchantId: string) => ({
+      players: playerIds.length,
+      cancellable: await previewCancelOfPlayers(db, { merchantId, playerIds, filter }),
+    });
+    const job = { name: 'bulkCancelByQuery' as const, identifiers: { playerIds, ...filter } };
     const request = { fields: body, idempotencyKey: c.req.valid('header')['idempotency-key'] };
-    return enqueueAndAnswer(c, 'bulkCancelByQuery', payload, key, request);
+    return dryRunOrEnqueue(c, request, job, body.dryRun ? counts : undefined);
   });
 }

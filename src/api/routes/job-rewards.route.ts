@@ -4,22 +4,13 @@ import type { App } from '../context.js';
 import { JOB_PAGE_DEFAULT, JOB_PAGE_MAX, jobRewardsPage } from '../jobs/job-pages.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-
-const MAX_PAGE = JOB_PAGE_MAX;
-const DEFAULT_PAGE = JOB_PAGE_DEFAULT;
+import { nextPageField, pageRequestFields, requestedPage } from './page-fields.js';
 
 const JobRewardsRequestSchema = z
   .object({
     ...signedFields,
     jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a cancel answer' }),
-    after: uuidSchema().nullish().openapi({ description: "The previous page's `next`; absent for the first page" }),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_PAGE)
-      .nullish()
-      .openapi({ description: `Rewards per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})` }),
+    ...pageRequestFields(uuidSchema(), { items: 'Rewards', max: JOB_PAGE_MAX, default: JOB_PAGE_DEFAULT }),
   })
   .openapi('JobRewardsRequest');
 
@@ -32,9 +23,7 @@ const JobRewardsPageSchema = z
         playerId: z.string(),
       }),
     ),
-    next: uuidSchema()
-      .nullable()
-      .openapi({ description: 'The `after` of the next page; null when this page is the last' }),
+    next: nextPageField(uuidSchema()),
   })
   .openapi('JobRewardsPage');
 
@@ -61,11 +50,10 @@ export function registerJobRewards(app: App, auth: MerchantRouteMiddleware): voi
   });
 
   app.openapi(route, async (c) => {
-    const { jobId, after, limit } = c.req.valid('json');
+    const body = c.req.valid('json');
     const page = await jobRewardsPage(c.get('deps'), c.get('merchant').id, {
-      jobId,
-      after: after ?? undefined,
-      limit: limit ?? undefined,
+      jobId: body.jobId,
+      ...requestedPage(body),
     });
     return c.json(page, 200);
   });

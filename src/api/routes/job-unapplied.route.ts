@@ -4,9 +4,7 @@ import type { App } from '../context.js';
 import { JOB_PAGE_DEFAULT, JOB_PAGE_MAX, jobUnappliedPage } from '../jobs/job-pages.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { errorResponse, jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-
-const MAX_PAGE = JOB_PAGE_MAX;
-const DEFAULT_PAGE = JOB_PAGE_DEFAULT;
+import { nextPageField, pageRequestFields, requestedPage } from './page-fields.js';
 
 const kinds = ['id', 'externalId'] as const;
 const outcomes = ['notFound', 'notCancellable', 'alreadyCancelled'] as const;
@@ -22,16 +20,7 @@ const JobUnappliedRequestSchema = z
   .object({
     ...signedFields,
     jobId: jobIdSchema().openapi({ description: 'The X-Job-Id of a bulkCancel answer' }),
-    after: UnappliedCursorSchema.nullish().openapi({
-      description: "The previous page's `next`; absent for the first page",
-    }),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_PAGE)
-      .nullish()
-      .openapi({ description: `Identifiers per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})` }),
+    ...pageRequestFields(UnappliedCursorSchema, { items: 'Identifiers', max: JOB_PAGE_MAX, default: JOB_PAGE_DEFAULT }),
   })
   .openapi('JobUnappliedRequest');
 
@@ -48,9 +37,7 @@ const JobUnappliedPageSchema = z
         }),
       }),
     ),
-    next: UnappliedCursorSchema.nullable().openapi({
-      description: 'The `after` of the next page; null when this page is the last',
-    }),
+    next: nextPageField(UnappliedCursorSchema),
   })
   .openapi('JobUnappliedPage');
 
@@ -84,11 +71,10 @@ export function registerJobUnapplied(app: App, auth: MerchantRouteMiddleware): v
   });
 
   app.openapi(route, async (c) => {
-    const { jobId, after, limit } = c.req.valid('json');
+    const body = c.req.valid('json');
     const page = await jobUnappliedPage(c.get('deps'), c.get('merchant').id, {
-      jobId,
-      after: after ?? undefined,
-      limit: limit ?? undefined,
+      jobId: body.jobId,
+      ...requestedPage(body),
     });
     return c.json(page, 200);
   });

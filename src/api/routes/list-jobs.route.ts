@@ -6,9 +6,7 @@ import type { App } from '../context.js';
 import { LIST_JOBS_DEFAULT_PAGE, LIST_JOBS_MAX_PAGE, listedStates, listJobsPage } from '../jobs/list-jobs.js';
 import type { MerchantRouteMiddleware } from '../middleware/merchant-auth.middleware.js';
 import { jsonBody, merchantErrorResponses, signedFields } from '../schemas.js';
-
-const MAX_PAGE = LIST_JOBS_MAX_PAGE;
-const DEFAULT_PAGE = LIST_JOBS_DEFAULT_PAGE;
+import { nextPageField, pageRequestFields, requestedPage } from './page-fields.js';
 
 const ListJobsRequestSchema = z
   .object({
@@ -23,23 +21,14 @@ const ListJobsRequestSchema = z
       .min(1)
       .nullish()
       .openapi({ description: 'Only jobs of these kinds (default: all)' }),
-    after: uuidSchema().nullish().openapi({ description: "The previous page's `next`; absent for the first page" }),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_PAGE)
-      .nullish()
-      .openapi({ description: `Jobs per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})` }),
+    ...pageRequestFields(uuidSchema(), { items: 'Jobs', max: LIST_JOBS_MAX_PAGE, default: LIST_JOBS_DEFAULT_PAGE }),
   })
   .openapi('ListJobsRequest');
 
 const JobsPageSchema = z
   .object({
     jobs: z.array(JobStatusSchema),
-    next: uuidSchema()
-      .nullable()
-      .openapi({ description: 'The `after` of the next page; null when this page is the last' }),
+    next: nextPageField(uuidSchema()),
   })
   .openapi('JobsPage');
 
@@ -70,8 +59,7 @@ export function registerListJobs(app: App, auth: MerchantRouteMiddleware): void 
     const page = await listJobsPage(c.get('deps'), c.get('merchant').id, {
       states: body.states ?? undefined,
       operations: body.operations ?? undefined,
-      after: body.after ?? undefined,
-      limit: body.limit ?? undefined,
+      ...requestedPage(body),
     });
     return c.json(page, 200);
   });

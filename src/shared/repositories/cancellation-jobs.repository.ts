@@ -117,11 +117,12 @@ export async function recordJobsFinished(db: Executor, outcomes: readonly JobOut
   `.execute(db);
 }
 
-/** Which of these jobs of one merchant already have a finished audit row (completed, failed or cancelled). */
-export async function finishedJobIds(
+/** Which of these jobs of one merchant have an audit row in one of these states. */
+async function jobIdsInStates(
   db: Executor,
   merchantId: string,
   jobIds: readonly string[],
+  states: readonly JobState[],
 ): Promise<Set<string>> {
   if (jobIds.length === 0) return new Set();
   const rows = await db
@@ -129,30 +130,21 @@ export async function finishedJobIds(
     .select('id')
     .where('merchant_id', '=', merchantId)
     .where('id', 'in', jobIds)
-    .where('state', 'in', ['completed', 'failed', 'cancelled'])
+    .where('state', 'in', states)
     .execute();
   return new Set(rows.map((row) => row.id));
 }
+
+/** Which of these jobs of one merchant already have a finished audit row (completed, failed or cancelled). */
+export const finishedJobIds = (db: Executor, merchantId: string, jobIds: readonly string[]) =>
+  jobIdsInStates(db, merchantId, jobIds, ['completed', 'failed', 'cancelled']);
 
 /**
  * Which of these jobs have an audit row `cancelled`: for a single-cancel batch taken after its members'
  * withdrawn marks expired, the members the API withdrew (it writes that row before withdrawing).
  */
-export async function cancelledJobIds(
-  db: Executor,
-  merchantId: string,
-  jobIds: readonly string[],
-): Promise<Set<string>> {
-  if (jobIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('cancellation_jobs')
-    .select('id')
-    .where('merchant_id', '=', merchantId)
-    .where('id', 'in', jobIds)
-    .where('state', '=', 'cancelled')
-    .execute();
-  return new Set(rows.map((row) => row.id));
-}
+export const cancelledJobIds = (db: Executor, merchantId: string, jobIds: readonly string[]) =>
+  jobIdsInStates(db, merchantId, jobIds, ['cancelled']);
 
 /**
  * A job's audit row, found by its key: the merchant's id and the job's. Without the merchant (the admin

@@ -4,6 +4,7 @@ import type { Executor } from '../db/client.js';
 import type { Database } from '../db/schema.js';
 import { FINISHED_JOB_CONFLICT } from './cancellation-jobs.repository.js';
 import { listCancelledRewardsOfJob } from './job-rewards.repository.js';
+import { lockThenCancel } from './lock-then-cancel.js';
 
 /**
  * The SQL that cancels rewards. Every statement is set-based (ids travel as one array parameter),
@@ -189,20 +190,12 @@ export async function cancelRewardsByIdentifiers(
         AND (r.id = ANY(${ids}::uuid[]) OR r.external_id = ANY(${externalIds}::text[]))
         AND NOT (r.id = ANY(${excludeIds}::uuid[]))
     ),
-    locked AS MATERIALIZED (
-      SELECT r.ctid AS address FROM rewards r
-      WHERE r.merchant_id = ${merchantId}
-        AND r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'
-      ORDER BY r.id
-      FOR NO KEY UPDATE
-    ),
-    updated AS (
-      UPDATE rewards r
-      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.merchant_id = ${merchantId}
-        AND r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
-      RETURNING r.id
-    ),
+    ${lockThenCancel({
+      jobId,
+      merchantId,
+      rows: sql`r.merchant_id = ${merchantId}
+        AND r.ctid = ANY(ARRAY(SELECT address FROM matched WHERE status = 'ACTIVE')) AND r.status = 'ACTIVE'`,
+    })},
     ${listCancelledRewardsOfJob(merchantId, jobId)}
     SELECT
       (SELECT count(*) FROM updated)::int
@@ -376,20 +369,7 @@ async function cancelSlice(db: Kysely<Database>, params: SliceParams, form: 'bri
         AND ${fits}
       RETURNING r.id
     )`
-      : sql`locked AS MATERIALIZED (
-      SELECT r.ctid AS address FROM rewards r
-      WHERE ${slice}
-        AND ${fits}
-      ORDER BY r.id
-      FOR NO KEY UPDATE OF r
-    ),
-    updated AS (
-      UPDATE rewards r
-      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.merchant_id = ${merchantId}
-        AND r.ctid = ANY(ARRAY(SELECT address FROM locked)) AND r.status = 'ACTIVE'
-      RETURNING r.id
-    )`;
+      : lockThenCancel({ jobId, merchantId, rows: sql`${slice} AND ${fits}` });
   const bounded = form === 'briefWait' ? sql`, set_config('lock_timeout', ${BRIEF_LOCK_WAIT}, true)` : sql``;
   const result = await sql<SliceResult>`
     WITH counted AS MATERIALIZED (
@@ -416,13 +396,9 @@ async function cancelSlice(db: Kysely<Database>, params: SliceParams, form: 'bri
  * One batch of a bulkCancelByQuery: up to `limit` ACTIVE rewards of a slice of players. The slice is
  * small (sized to about one batch), so the player array sent with each statement stays short.
  *
- * The rows are picked through the player index, locked in id order (the one lock order, above), and
- * updated by their physical address (`ctid`, a TID scan) in the same statement, so each row costs one
- * index descent instead of two (a primary-key probe per id was slower on 1,000,000 rewards, measured
- * 2026-11-20). The `ARRAY(SELECT …)` form matters: a join on the CTE turns into a sequential scan from a
- * few thousand rows on (seen in EXPLAIN, 2026-11-20). A locked row keeps its address until this
- * statement changes it; one another job cancelled while this one waited for it is dropped by the lock's
- * recheck (no longer ACTIVE).
+ * The rows are picked through the player index, locked in id order and updated by their physical
+ * address in the same statement (lock-then-cancel.ts), so each row costs one index descent instead of
+ * two (a primary-key probe per id was slower on 1,000,000 rewards, measured 2026-11-20).
  */
 export async function cancelRewardsOfPlayers(
   db: Transaction<Database>,
@@ -430,26 +406,17 @@ export async function cancelRewardsOfPlayers(
 ): Promise<QueryBatchResult> {
   const { jobId, merchantId, playerIds, filter, limit } = params;
   const result = await sql<QueryBatchResult>`
-    WITH picked AS MATERIALIZED (
-      SELECT r.ctid AS address
-      FROM rewards r
-      WHERE r.merchant_id = ${merchantId}
+    WITH ${lockThenCancel({
+      jobId,
+      merchantId,
+      rows: sql`r.merchant_id = ${merchantId}
         AND r.player_id = ANY(${playerIds}::text[])
         AND r.status = 'ACTIVE'
-        ${configurationCondition(merchantId, filter)}
-      ORDER BY r.id
-      LIMIT ${limit}
-      FOR NO KEY UPDATE OF r
-    ),
-    updated AS (
-      UPDATE rewards r
-      SET status = 'CANCELLED', cancelled_at = now(), cancellation_job_id = ${jobId}
-      WHERE r.merchant_id = ${merchantId}
-        AND r.ctid = ANY(ARRAY(SELECT address FROM picked)) AND r.status = 'ACTIVE'
-      RETURNING r.id
-    ),
+        ${configurationCondition(merchantId, filter)}`,
+      limit,
+    })},
     ${listCancelledRewardsOfJob(merchantId, jobId)}
-    SELECT (SELECT count(*) FROM picked)::int AS picked, (SELECT count(*) FROM updated)::int AS cancelled
+    SELECT (SELECT count(*) FROM locked)::int AS picked, (SELECT count(*) FROM updated)::int AS cancelled
   `.execute(db);
   return result.rows[0] ?? { picked: 0, cancelled: 0 };
 }
