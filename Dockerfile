@@ -2,7 +2,7 @@
 # One image for every process of the gateway; the command picks the role:
 #   api (default)  node --import ./dist/shared/telemetry/telemetry.preload.js dist/api/index.js
 #   worker         node --import ./dist/shared/telemetry/telemetry.preload.js dist/worker/index.js
-#   migrate        node dist/shared/db/migrate.cli.js
+#   migrate        node dist/tools/migrate.cli.js
 #   seed           node dist/seed/seed.cli.js [flags]
 # No HEALTHCHECK here: the orchestrator (docker compose, Kubernetes) probes /readyz itself.
 

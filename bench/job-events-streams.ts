@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     );
     const seedStarted = Date.now();
     await databases.createSeedDatabase();
-    await services.run('dist/shared/db/migrate.cli.js', [], 'migrate', {
+    await services.run('dist/tools/migrate.cli.js', [], 'migrate', {
       DATABASE_URL: databases.seedUrl,
       REDIS_URL: redisUrl,
     });

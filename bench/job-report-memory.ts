@@ -68,7 +68,7 @@ async function main(): Promise<number> {
     progress.step(`creating ${databases.seedName}: migrate, one merchant, ${REWARDS.toLocaleString('en')} rewards`);
     await databases.createSeedDatabase();
     const seedEnv = { DATABASE_URL: databases.seedUrl, REDIS_URL: redisUrl };
-    await services.run('dist/shared/db/migrate.cli.js', [], 'migrate', seedEnv);
+    await services.run('dist/tools/migrate.cli.js', [], 'migrate', seedEnv);
     const [merchant] = await seedMerchants(
       services,
       { databaseUrl: databases.seedUrl, redisUrl },

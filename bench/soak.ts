@@ -107,7 +107,7 @@ async function main(): Promise<number> {
     progress.step(`creating ${databases.seedName}, migrating and seeding it`);
     await databases.createSeedDatabase();
     const seedEnv = { databaseUrl: databases.seedUrl, redisUrl: settings.redisUrl };
-    await services.run('dist/shared/db/migrate.cli.js', [], 'migrate', {
+    await services.run('dist/tools/migrate.cli.js', [], 'migrate', {
       DATABASE_URL: seedEnv.databaseUrl,
       REDIS_URL: seedEnv.redisUrl,
     });

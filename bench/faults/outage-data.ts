@@ -24,7 +24,7 @@ export async function seedOutageData(
   settings: OutageSettings,
 ): Promise<OutageData> {
   await databases.createSeedDatabase();
-  await services.run('dist/shared/db/migrate.cli.js', [], 'migrate', {
+  await services.run('dist/tools/migrate.cli.js', [], 'migrate', {
     DATABASE_URL: databases.seedUrl,
     REDIS_URL: redisUrl,
   });

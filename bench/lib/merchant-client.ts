@@ -1,4 +1,4 @@
-import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
+import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
 import { buildSignedFields } from '../../src/tools/signed-request.js';
 import { sleep } from './progress.js';
 

@@ -64,7 +64,7 @@ export interface BenchSettings {
   only: ReadonlySet<PhaseGroup> | null;
   /**
    * `--env KEY=VALUE` (repeatable): extra configuration for every API and worker process, to try a
-   * knob of src/shared/config.ts (CANCEL_BATCH_SIZE, WORKER_BULK_CONCURRENCY, LOG_LEVEL …) without
+   * knob of src/shared/config/config.ts (CANCEL_BATCH_SIZE, WORKER_BULK_CONCURRENCY, LOG_LEVEL …) without
    * editing code. A run's own settings (the single-cancel baseline's COALESCE_MAX_BATCH=1) win.
    */
   serviceEnv: Record<string, string>;

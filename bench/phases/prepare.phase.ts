@@ -23,7 +23,7 @@ export async function prepareData(context: BenchContext): Promise<BenchData> {
 
   progress.step(`creating template database ${databases.seedName} and migrating it`);
   await databases.createSeedDatabase();
-  await services.run('dist/shared/db/migrate.cli.js', [], 'migrate', {
+  await services.run('dist/tools/migrate.cli.js', [], 'migrate', {
     DATABASE_URL: env.databaseUrl,
     REDIS_URL: env.redisUrl,
   });

@@ -1,22 +1,22 @@
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/config.js';
 import { createDb, type Db } from '../shared/db/client.js';
-import type { Logger } from '../shared/logger.js';
-import { Metrics } from '../shared/metrics.js';
-import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
-import { ShardLayout } from '../shared/queue/shards.js';
+import { createRedis, type RedisConnection } from '../shared/jobs/redis.js';
+import { ShardLayout } from '../shared/jobs/shards.js';
 import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
+import type { Logger } from '../shared/telemetry/logger.js';
+import { Metrics } from '../shared/telemetry/metrics.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
+import { MerchantDirectory } from './auth/merchant-directory.js';
+import { CancellationProducer } from './cancellations/producer.js';
 import type { ApiDeps } from './context.js';
-import { HeavyReadLimiter } from './heavy-read-limiter.js';
 import { AccessLog } from './http/access-log.js';
 import { BodyBudget } from './http/body-budget.js';
-import { createJobEventHub } from './job-events/job-event-hub-wiring.js';
-import { CancellationProducer } from './jobs/producer.js';
-import { LocalTokenBuckets } from './local-token-buckets.js';
-import { MerchantDirectory } from './merchant-directory.js';
-import { RateLimiter } from './rate-limiter.js';
-import { ReadAllCache } from './read-all-cache.js';
+import { createJobEventHub } from './jobs/events/job-event-hub-wiring.js';
+import { HeavyReadLimiter } from './limits/heavy-read-limiter.js';
+import { LocalTokenBuckets } from './limits/local-token-buckets.js';
+import { RateLimiter } from './limits/rate-limiter.js';
 import { ReadRouter } from './reads/read-router.js';
+import { ReadAllCache } from './reward-configurations/read-all-cache.js';
 
 /** The connections an API process holds: its entry point makes them, tests may bring their own. */
 export interface ApiConnections {

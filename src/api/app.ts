@@ -1,19 +1,19 @@
 import { HTTPException } from 'hono/http-exception';
-import { isDatabaseBusy, isDatabaseUnavailable } from '../shared/database-errors.js';
-import { errorResponse } from '../shared/error-response.js';
-import { AppError } from '../shared/errors.js';
-import { registerAdminRoutes } from './admin/admin-routes.js';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../shared/db/database-errors.js';
+import { errorResponse } from '../shared/errors/error-response.js';
+import { AppError } from '../shared/errors/errors.js';
 import type { ApiDeps, App } from './context.js';
 import { adminSecurityHeaders } from './http/admin-security-headers.js';
 import { bodyLimitBeforeAuthentication } from './http/body-limits.js';
+import { requestContext } from './http/request-context.middleware.js';
+import type { RequestLog } from './http/request-logger.js';
 import { createOpenApiApp } from './library-bypasses/json-body-validation.js';
 import { readRequestBody } from './library-bypasses/request-body.js';
-import { requestContext } from './middleware/request-context.middleware.js';
+import { registerAdminRoutes } from './merchants/admin-routes.js';
 import { registerAdminDocs, registerMerchantDocs } from './operations/openapi-routes.js';
 import { registerHealthRoutes, registerMetricsRoute } from './operations/operations-routes.js';
 import { registerQueueDashboard } from './operations/queue-dashboard.js';
 import { registerPortal } from './portal/portal-routes.js';
-import type { RequestLog } from './request-logger.js';
 import { registerMerchantRoutes } from './routes.js';
 
 /**

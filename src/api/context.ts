@@ -1,25 +1,25 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context as TraceContext } from '@opentelemetry/api';
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/config.js';
 import type { Db } from '../shared/db/client.js';
-import type { Logger } from '../shared/logger.js';
-import type { Metrics } from '../shared/metrics.js';
-import type { RedisConnection } from '../shared/queue/redis.js';
-import type { ShardLayout } from '../shared/queue/shards.js';
+import type { RedisConnection } from '../shared/jobs/redis.js';
+import type { ShardLayout } from '../shared/jobs/shards.js';
 import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
+import type { Logger } from '../shared/telemetry/logger.js';
+import type { Metrics } from '../shared/telemetry/metrics.js';
 import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
+import type { AuthenticatedMerchant, MerchantDirectory } from './auth/merchant-directory.js';
 import type { BodyBoundSignature } from './auth/signature.js';
-import type { HeavyReadLimiter } from './heavy-read-limiter.js';
+import type { CancellationProducer } from './cancellations/producer.js';
 import type { AccessLog } from './http/access-log.js';
 import type { BodyBudget } from './http/body-budget.js';
-import type { JobEventHub } from './job-events/job-event-hub.js';
-import type { CancellationProducer } from './jobs/producer.js';
-import type { AuthenticatedMerchant, MerchantDirectory } from './merchant-directory.js';
+import type { RequestLogger } from './http/request-logger.js';
+import type { JobEventHub } from './jobs/events/job-event-hub.js';
+import type { HeavyReadLimiter } from './limits/heavy-read-limiter.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
 import type { PortalSession } from './portal/portal-sessions.repository.js';
-import type { RateLimiter } from './rate-limiter.js';
-import type { ReadAllCache } from './read-all-cache.js';
 import type { ReadRouter } from './reads/read-router.js';
-import type { RequestLogger } from './request-logger.js';
+import type { ReadAllCache } from './reward-configurations/read-all-cache.js';
 
 /** Everything a request handler may use, built once by the entry point (or a test) and passed in. */
 export interface ApiDeps {

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/config.js';
 import type { App } from './context.js';
 
 /** Where the server listens, and how long a client may take to send a request. */

@@ -1,11 +1,11 @@
-import { loadConfigOrExit } from '../shared/config.js';
-import { createLogger } from '../shared/logger.js';
-import { closeRedis } from '../shared/queue/redis.js';
-import { installShutdown } from '../shared/shutdown.js';
+import { loadConfigOrExit } from '../shared/config/config.js';
+import { closeRedis } from '../shared/jobs/redis.js';
+import { installShutdown } from '../shared/process/shutdown.js';
+import { createLogger } from '../shared/telemetry/logger.js';
 import { flushTraces } from '../shared/telemetry/trace-context.js';
 import { createApiConnections, createApiDeps } from './api-deps.js';
 import { createAdminApp, createApp } from './app.js';
-import { closeGracefully } from './graceful-close.js';
+import { closeGracefully } from './http/graceful-close.js';
 import { serveApi } from './http-server.js';
 
 const config = loadConfigOrExit();

@@ -1,18 +1,18 @@
-import { createClientAddressResolver } from './client-address.js';
+import { merchantAuth } from './auth/merchant-auth.middleware.js';
+import { registerBetSlip } from './bet-slip/bet-slip.route.js';
+import { registerBulkCancel } from './cancellations/bulk-cancel.route.js';
+import { registerBulkCancelByQuery } from './cancellations/bulk-cancel-by-query.route.js';
+import { registerCancel } from './cancellations/cancel.route.js';
 import type { App } from './context.js';
-import { merchantAuth } from './middleware/merchant-auth.middleware.js';
-import { registerAbortJob } from './routes/abort-job.route.js';
-import { registerBetSlip } from './routes/bet-slip.route.js';
-import { registerBulkCancel } from './routes/bulk-cancel.route.js';
-import { registerBulkCancelByQuery } from './routes/bulk-cancel-by-query.route.js';
-import { registerCancel } from './routes/cancel.route.js';
-import { registerJobEvents } from './routes/job-events.route.js';
-import { registerJobReport } from './routes/job-report.route.js';
-import { registerJobRewards } from './routes/job-rewards.route.js';
-import { registerJobStatus } from './routes/job-status.route.js';
-import { registerJobUnapplied } from './routes/job-unapplied.route.js';
-import { registerListJobs } from './routes/list-jobs.route.js';
-import { registerReadAll } from './routes/read-all.route.js';
+import { createClientAddressResolver } from './http/client-address.js';
+import { registerAbortJob } from './jobs/abort-job.route.js';
+import { registerJobEvents } from './jobs/job-events.route.js';
+import { registerJobReport } from './jobs/job-report.route.js';
+import { registerJobRewards } from './jobs/job-rewards.route.js';
+import { registerJobStatus } from './jobs/job-status.route.js';
+import { registerJobUnapplied } from './jobs/job-unapplied.route.js';
+import { registerListJobs } from './jobs/list-jobs.route.js';
+import { registerReadAll } from './reward-configurations/read-all.route.js';
 import { registerMerchantWebhookRoutes } from './webhooks/merchant/merchant-webhook-routes.js';
 
 /** Every merchant-facing route, each behind the one signature middleware. */

@@ -1,4 +1,4 @@
-import type { BetSlipItemInput } from '../shared/bet-slip-json.js';
+import type { BetSlipItemInput } from '../api/bet-slip/bet-slip-json.js';
 import type { ConfigurationStatus, RewardStatus } from '../shared/db/schema.js';
 
 /**

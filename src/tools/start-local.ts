@@ -1,6 +1,6 @@
 import { seedDemo } from '../seed/demo-seed.js';
 import { seedRefusal } from '../seed/seed-guard.js';
-import { type Config, ConfigError, loadConfig, localEnvironment } from '../shared/config.js';
+import { type Config, ConfigError, loadConfig, localEnvironment } from '../shared/config/config.js';
 import { createDb } from '../shared/db/client.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { keyRingFromConfig } from '../shared/secrets/key-ring.js';

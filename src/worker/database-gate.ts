@@ -1,8 +1,8 @@
 import type { Worker } from 'bullmq';
 import { sql } from 'kysely';
 import type { Db } from '../shared/db/client.js';
-import { withDeadline } from '../shared/deadline.js';
-import type { Logger } from '../shared/logger.js';
+import { withDeadline } from '../shared/process/deadline.js';
+import type { Logger } from '../shared/telemetry/logger.js';
 
 /** How often a paused worker asks whether Postgres answers again: resumes within about this long. */
 const PROBE_INTERVAL_MS = 1_000;

@@ -1,7 +1,7 @@
-import { loadConfigOrExit } from '../shared/config.js';
-import { createLogger } from '../shared/logger.js';
-import { closeRedis } from '../shared/queue/redis.js';
-import { installShutdown } from '../shared/shutdown.js';
+import { loadConfigOrExit } from '../shared/config/config.js';
+import { closeRedis } from '../shared/jobs/redis.js';
+import { installShutdown } from '../shared/process/shutdown.js';
+import { createLogger } from '../shared/telemetry/logger.js';
 import { flushTraces } from '../shared/telemetry/trace-context.js';
 import { createHealthApp, startHealthServer } from './health-server.js';
 import { RetentionSweeper } from './retention/retention-sweeper.js';

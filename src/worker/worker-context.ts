@@ -1,14 +1,14 @@
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/config.js';
 import type { Db } from '../shared/db/client.js';
-import type { Logger } from '../shared/logger.js';
-import type { Metrics } from '../shared/metrics.js';
-import type { MerchantTurns } from '../shared/queue/merchant-turns.js';
-import type { ShardedQueues } from '../shared/queue/queues.js';
-import type { RedisConnection } from '../shared/queue/redis.js';
-import type { ShardLayout } from '../shared/queue/shards.js';
+import type { MerchantTurns } from '../shared/jobs/merchant-turns.js';
+import type { ShardedQueues } from '../shared/jobs/queues.js';
+import type { RedisConnection } from '../shared/jobs/redis.js';
+import type { ShardLayout } from '../shared/jobs/shards.js';
 import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
+import type { Logger } from '../shared/telemetry/logger.js';
+import type { Metrics } from '../shared/telemetry/metrics.js';
 import type { WebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
-import type { AuditOutbox } from './audit-outbox.js';
+import type { AuditOutbox } from './jobs/audit-outbox.js';
 
 /** What every processor may use, built once by createWorkerDeps (entry point and tests alike). */
 export interface WorkerDeps {

@@ -1,14 +1,14 @@
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/config.js';
 import { createDb, type Db } from '../shared/db/client.js';
-import type { Logger } from '../shared/logger.js';
-import { Metrics } from '../shared/metrics.js';
-import { MerchantTurns } from '../shared/queue/merchant-turns.js';
-import { ShardedQueues } from '../shared/queue/queues.js';
-import { createRedis, type RedisConnection } from '../shared/queue/redis.js';
-import { ShardLayout } from '../shared/queue/shards.js';
+import { MerchantTurns } from '../shared/jobs/merchant-turns.js';
+import { ShardedQueues } from '../shared/jobs/queues.js';
+import { createRedis, type RedisConnection } from '../shared/jobs/redis.js';
+import { ShardLayout } from '../shared/jobs/shards.js';
 import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
+import type { Logger } from '../shared/telemetry/logger.js';
+import { Metrics } from '../shared/telemetry/metrics.js';
 import { createWebhookNotifier } from '../shared/webhooks/webhook-notifier.js';
-import { AuditOutbox } from './audit-outbox.js';
+import { AuditOutbox } from './jobs/audit-outbox.js';
 import type { WorkerDeps } from './worker-context.js';
 
 export interface WorkerConnections {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '../../src/shared/metrics.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 
 // The Grafana dashboard that the monitoring profile provisions: Grafana lays out only panels with
 // a numeric grid position, and a query over a metric the gateway does not export shows "No data".

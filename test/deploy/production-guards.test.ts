@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { seedRefusal } from '../../src/seed/seed-guard.js';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { ConfigError, loadConfig } from '../../src/shared/config/config.js';
 import { generateKeyRingText } from '../../src/shared/secrets/key-ring-text.js';
 
 // With NODE_ENV=production the demo seed and WEBHOOK_ALLOW_PRIVATE=true are refused at start, each

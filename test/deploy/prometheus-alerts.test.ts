@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '../../src/shared/metrics.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 
 // The Prometheus files of deploy/: the configuration docker compose's monitoring profile runs, the
 // alert rules and their unit tests, all checked by promtool (Debian package `prometheus`, installed

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { expect } from 'vitest';
-import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
+import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
 import type { TestApi } from './api.js';
 import type { MerchantCredentials } from './signing.js';
 import { signedBody } from './signing.js';

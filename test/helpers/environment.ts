@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { type Config, loadConfig } from '../../src/shared/config.js';
+import { type Config, loadConfig } from '../../src/shared/config/config.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { withDatabase } from './global-setup.js';
 

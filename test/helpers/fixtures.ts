@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { betSlipJson } from '../../src/shared/bet-slip-json.js';
+import { betSlipJson } from '../../src/api/bet-slip/bet-slip-json.js';
+import { digestSessionToken, generateSessionToken } from '../../src/api/bet-slip/session-token.js';
 import type { Db } from '../../src/shared/db/client.js';
 import type {
   ConfigurationStatus,
@@ -11,7 +12,6 @@ import type {
 } from '../../src/shared/db/schema.js';
 import { KeyRing } from '../../src/shared/secrets/key-ring.js';
 import { parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
-import { digestSessionToken, generateSessionToken } from '../../src/shared/session-token.js';
 
 /**
  * Test data inserted straight through Kysely, independent of the admin API, so that the merchant

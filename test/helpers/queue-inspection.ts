@@ -1,7 +1,7 @@
 import { type Job, Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
-import { partJobId, type QueueName, queueNames } from '../../src/shared/queue/job-catalogue.js';
-import { batchIdOf } from '../../src/shared/single-cancels/member-ids.js';
+import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
+import { partJobId, type QueueName, queueNames } from '../../src/shared/jobs/job-catalogue.js';
 
 /**
  * The queue job that holds a merchant's job id: the job itself, or, for a single cancel stored with

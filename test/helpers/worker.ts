@@ -1,6 +1,6 @@
-import { createLogger } from '../../src/shared/logger.js';
-import { Metrics } from '../../src/shared/metrics.js';
-import { createRedis } from '../../src/shared/queue/redis.js';
+import { createRedis } from '../../src/shared/jobs/redis.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import type { WorkerDeps } from '../../src/worker/worker-context.js';
 import { createWorkerDeps } from '../../src/worker/worker-deps.js';
 import { type CancellationWorkers, startWorkers } from '../../src/worker/workers.js';

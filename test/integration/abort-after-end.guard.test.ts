@@ -10,13 +10,13 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-r
 import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
 
 /**
- * A bulk job's end is decided once (src/shared/queue/job-abort.ts `decideEnd`): an abort that lands after
+ * A bulk job's end is decided once (src/shared/jobs/job-abort.ts `decideEnd`): an abort that lands after
  * the worker decided `completed`, while it is still writing the audit row and before BullMQ and the webhook
  * hear of the end, is refused (409), and the audit row, the job status and the webhook event all say
  * `completed`. Before, the mark was read twice: the audit row said `completed`, the status and the webhook
  * `cancelled`. The window is held open by a row lock on the job's audit row.
  *
- * The outcome is handed as decided to every sink (src/worker/job-end/): none reads the mark again. The
+ * The outcome is handed as decided to every sink (src/worker/jobs/job-end/): none reads the mark again. The
  * second test aborts later still, once BullMQ has marked the job completed and before its webhook event
  * is queued (held open by a lock on the webhooks table, read for each event: the merchant cache is off).
  */

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestAbort } from '../../src/shared/queue/job-abort.js';
-import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
-import { cancelSingleRewards } from '../../src/shared/repositories/reward-cancellations.repository.js';
-import { batchIdOf } from '../../src/shared/single-cancels/member-ids.js';
+import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
+import { requestAbort } from '../../src/shared/jobs/job-abort.js';
+import { deduplicationKey } from '../../src/shared/jobs/job-catalogue.js';
+import { cancelSingleRewards } from '../../src/worker/cancellations/reward-cancellations.repository.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeaderValue } from '../../src/api/auth/signature.js';
-import { recordJobsFinished } from '../../src/shared/repositories/cancellation-jobs.repository.js';
+import { recordJobsFinished } from '../../src/shared/jobs/cancellation-jobs.repository.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';

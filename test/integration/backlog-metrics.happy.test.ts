@@ -1,11 +1,11 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Metrics } from '../../src/shared/metrics.js';
-import { queueNames } from '../../src/shared/queue/job-catalogue.js';
-import { ShardedQueues } from '../../src/shared/queue/queues.js';
-import { ShardLayout } from '../../src/shared/queue/shards.js';
-import { batchIdOf } from '../../src/shared/single-cancels/member-ids.js';
+import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
+import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
+import { ShardedQueues } from '../../src/shared/jobs/queues.js';
+import { ShardLayout } from '../../src/shared/jobs/shards.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createHealthApp } from '../../src/worker/health-server.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';

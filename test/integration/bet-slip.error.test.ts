@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signMessage } from '../../src/api/auth/signature.js';
-import { createLogger } from '../../src/shared/logger.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { bet, createMerchant, createSession, type MerchantFixture } from '../helpers/fixtures.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MerchantDirectory } from '../../src/api/merchant-directory.js';
-import { ReadAllCache } from '../../src/api/read-all-cache.js';
+import { MerchantDirectory } from '../../src/api/auth/merchant-directory.js';
+import { ReadAllCache } from '../../src/api/reward-configurations/read-all-cache.js';
 import { startTestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, testKeyRing } from '../helpers/fixtures.js';

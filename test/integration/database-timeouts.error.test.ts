@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiConnections } from '../../src/api/api-deps.js';
-import type { Config } from '../../src/shared/config.js';
+import type { Config } from '../../src/shared/config/config.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
-import { createLogger } from '../../src/shared/logger.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { createWorkerConnections } from '../../src/worker/worker-deps.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

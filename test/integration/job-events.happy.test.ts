@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
+import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

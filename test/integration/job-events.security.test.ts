@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReadRouter } from '../../src/api/api-deps.js';
-import { createJobEventHub } from '../../src/api/job-events/job-event-hub-wiring.js';
-import { createLogger } from '../../src/shared/logger.js';
-import { Metrics } from '../../src/shared/metrics.js';
-import { createRedis } from '../../src/shared/queue/redis.js';
-import { ShardLayout } from '../../src/shared/queue/shards.js';
+import { createJobEventHub } from '../../src/api/jobs/events/job-event-hub-wiring.js';
+import { createRedis } from '../../src/shared/jobs/redis.js';
+import { ShardLayout } from '../../src/shared/jobs/shards.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

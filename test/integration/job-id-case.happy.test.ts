@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isAbortRequested } from '../../src/shared/queue/job-abort.js';
+import { isAbortRequested } from '../../src/shared/jobs/job-abort.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueNames } from '../../src/shared/queue/job-catalogue.js';
-import { JOB_OWNER_FIELD } from '../../src/shared/queue/job-owner.js';
-import { jobKey } from '../../src/shared/queue/redis-keys.js';
-import { batchIdOf } from '../../src/shared/single-cancels/member-ids.js';
+import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
+import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
+import { JOB_OWNER_FIELD } from '../../src/shared/jobs/job-owner.js';
+import { jobKey } from '../../src/shared/jobs/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { fetchJobStatus, requestCancellation } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

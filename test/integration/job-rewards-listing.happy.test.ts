@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listDeferredSlices } from '../../src/shared/repositories/job-rewards.repository.js';
-import { LISTED_BEFORE_COMPLETION } from '../../src/worker/job-end/listing.js';
+import { listDeferredSlices } from '../../src/shared/jobs/job-rewards.repository.js';
+import { LISTED_BEFORE_COMPLETION } from '../../src/worker/jobs/job-end/listing.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

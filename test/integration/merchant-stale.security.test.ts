@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MerchantDirectory } from '../../src/api/merchant-directory.js';
+import { MerchantDirectory } from '../../src/api/auth/merchant-directory.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';

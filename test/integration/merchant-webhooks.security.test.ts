@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { PublicJobStatus } from '../../src/shared/job-status-schema.js';
+import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
 import { webhookEventId } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../../src/api/http/schemas.js';
 import { buildAdminDocument, buildMerchantDocument, documentText } from '../../src/api/operations/openapi-documents.js';
-import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../../src/api/schemas.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReadRouter } from '../../src/api/api-deps.js';
-import { loadConfig } from '../../src/shared/config.js';
+import { loadConfig } from '../../src/shared/config/config.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
-import { createLogger } from '../../src/shared/logger.js';
-import { Metrics } from '../../src/shared/metrics.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/shared/logger.js';
-import { Metrics } from '../../src/shared/metrics.js';
-import { queueNames } from '../../src/shared/queue/job-catalogue.js';
-import { jobKey } from '../../src/shared/queue/redis-keys.js';
+import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
+import { jobKey } from '../../src/shared/jobs/redis-keys.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { RetentionSweeper } from '../../src/worker/retention/retention-sweeper.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';

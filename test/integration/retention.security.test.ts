@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/shared/db/client.js';
-import { createLogger } from '../../src/shared/logger.js';
-import { Metrics } from '../../src/shared/metrics.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import {
   RETENTION_LOCK_KEY,
   RetentionSweeper,

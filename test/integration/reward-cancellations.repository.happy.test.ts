@@ -4,16 +4,20 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/shared/db/client.js';
 import type { Database } from '../../src/shared/db/schema.js';
-import { listDeferredSlices, listJobRewards } from '../../src/shared/repositories/job-rewards.repository.js';
+import { listDeferredSlices, listJobRewards } from '../../src/shared/jobs/job-rewards.repository.js';
 import {
   cancelRewardsByIdentifiers,
+  findExternalIdsNamedById,
+} from '../../src/worker/cancellations/identifier-cancellations.repository.js';
+import {
   cancelRewardsOfPlayers,
-  cancelSingleRewards,
   cancelSliceOfPlayers,
   countCancelledByJob,
-  findExternalIdsNamedById,
+} from '../../src/worker/cancellations/query-cancellations.repository.js';
+import {
+  cancelSingleRewards,
   type SingleCancelRequest,
-} from '../../src/shared/repositories/reward-cancellations.repository.js';
+} from '../../src/worker/cancellations/reward-cancellations.repository.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type RewardInput } from '../helpers/fixtures.js';
 

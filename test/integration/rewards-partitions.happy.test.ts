@@ -4,29 +4,27 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findBetSlipSession } from '../../src/api/library-bypasses/bet-slip-session.js';
 import {
   previewCancelByIdentifiers,
   previewCancelOfPlayers,
-} from '../../src/api/repositories/cancellation-preview.repository.js';
-import { selectConfigurationsJson } from '../../src/api/repositories/reward-configurations.repository.js';
+} from '../../src/api/cancellations/cancellation-preview.repository.js';
+import { findBetSlipSession } from '../../src/api/library-bypasses/bet-slip-session.js';
+import { selectConfigurationsJson } from '../../src/api/reward-configurations/reward-configurations.repository.js';
 import { createDb } from '../../src/shared/db/client.js';
 import { rewardPartitionCount } from '../../src/shared/db/migrator.js';
 import type { Database } from '../../src/shared/db/schema.js';
-import { findJobRecord } from '../../src/shared/repositories/cancellation-jobs.repository.js';
-import {
-  hasDeferredSlices,
-  listDeferredSlices,
-  listJobRewards,
-} from '../../src/shared/repositories/job-rewards.repository.js';
+import { findJobRecord } from '../../src/shared/jobs/cancellation-jobs.repository.js';
+import { hasDeferredSlices, listDeferredSlices, listJobRewards } from '../../src/shared/jobs/job-rewards.repository.js';
 import {
   cancelRewardsByIdentifiers,
+  findExternalIdsNamedById,
+} from '../../src/worker/cancellations/identifier-cancellations.repository.js';
+import {
   cancelRewardsOfPlayers,
-  cancelSingleRewards,
   cancelSliceOfPlayers,
   countCancelledByJob,
-  findExternalIdsNamedById,
-} from '../../src/shared/repositories/reward-cancellations.repository.js';
+} from '../../src/worker/cancellations/query-cancellations.repository.js';
+import { cancelSingleRewards } from '../../src/worker/cancellations/reward-cancellations.repository.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { bet, createConfiguration, createRewards, createSession } from '../helpers/fixtures.js';
 import { merchantsInTwoPartitions, partitionsInPlan, recordingDb, touchesRewards } from '../helpers/partitions.js';

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cancelRewardsByIdentifiers } from '../../src/worker/cancellations/identifier-cancellations.repository.js';
 import {
-  cancelRewardsByIdentifiers,
   cancelRewardsOfPlayers,
-  cancelSingleRewards,
   cancelSliceOfPlayers,
-} from '../../src/shared/repositories/reward-cancellations.repository.js';
+} from '../../src/worker/cancellations/query-cancellations.repository.js';
+import { cancelSingleRewards } from '../../src/worker/cancellations/reward-cancellations.repository.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createRewards } from '../helpers/fixtures.js';
 import { merchantsInTwoPartitions, partitionOf } from '../helpers/partitions.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
-import { resealSecrets } from '../../src/shared/secrets/reseal-secrets.js';
 import { findWebhook } from '../../src/shared/webhooks/webhooks.repository.js';
+import { resealSecrets } from '../../src/tools/reseal-secrets.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, testKeyRing } from '../helpers/fixtures.js';

@@ -4,8 +4,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRing } from '../../src/shared/secrets/key-ring.js';
 import { parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
-import { type ResealProgress, resealSecrets } from '../../src/shared/secrets/reseal-secrets.js';
 import { upsertWebhook } from '../../src/shared/webhooks/webhooks.repository.js';
+import { type ResealProgress, resealSecrets } from '../../src/tools/reseal-secrets.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture, testKeyRing } from '../helpers/fixtures.js';
@@ -187,7 +187,7 @@ describe('npm run secrets:reseal', () => {
     }
 
     // The command itself, as an operator runs it: progress printed, nothing left to rewrite.
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/shared/secrets/reseal-secrets.cli.ts'], {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/tools/reseal-secrets.cli.ts'], {
       env: {
         PATH: process.env.PATH,
         NODE_ENV: 'test',

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BATCH_MEMBERS } from '../../src/api/single-cancels/single-cancel-batcher.js';
-import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
-import { cancelDedupKey } from '../../src/shared/queue/redis-keys.js';
-import { batchIdOf, memberJobId, singleCancelDeduplicationKey } from '../../src/shared/single-cancels/member-ids.js';
+import { MAX_BATCH_MEMBERS } from '../../src/api/cancellations/single-cancel-batcher.js';
+import { batchIdOf, memberJobId, singleCancelDeduplicationKey } from '../../src/shared/cancellations/member-ids.js';
+import { deduplicationKey } from '../../src/shared/jobs/job-catalogue.js';
+import { cancelDedupKey } from '../../src/shared/jobs/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRing } from '../../src/shared/secrets/key-ring.js';
 import { parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
-import { resealSecrets } from '../../src/shared/secrets/reseal-secrets.js';
 import type { SecretSealer } from '../../src/shared/secrets/secret-sealer.js';
 import {
   findWebhook,
@@ -10,6 +9,7 @@ import {
   recordEndpointFailure,
   upsertWebhook,
 } from '../../src/shared/webhooks/webhooks.repository.js';
+import { resealSecrets } from '../../src/tools/reseal-secrets.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, testKeyRing } from '../helpers/fixtures.js';
 

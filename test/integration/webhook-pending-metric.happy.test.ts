@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Metrics } from '../../src/shared/metrics.js';
-import { ShardLayout } from '../../src/shared/queue/shards.js';
+import { ShardLayout } from '../../src/shared/jobs/shards.js';
+import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import {
   addPending,
   finishPending,

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { adminOperators, loadConfig } from '../../src/shared/config.js';
+import { adminOperators, loadConfig } from '../../src/shared/config/config.js';
 
 const required = { DATABASE_URL: 'postgres://localhost/rewards', REDIS_URL: 'redis://localhost:6379' };
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createClientAddressResolver } from '../../src/api/client-address.js';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { createClientAddressResolver } from '../../src/api/http/client-address.js';
+import { ConfigError, loadConfig } from '../../src/shared/config/config.js';
 
 /** TRUST_PROXY as the environment gives it, parsed by the config as at start-up. */
 function trustProxy(setting: string): string[] {

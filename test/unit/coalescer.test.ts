@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Coalescer } from '../../src/worker/single-cancels/cancel-coalescer.js';
+import { Coalescer } from '../../src/worker/cancellations/single-cancels/cancel-coalescer.js';
 
 describe('Coalescer', () => {
   it('applies requests that arrive together in one batch, each getting its own outcome', async () => {

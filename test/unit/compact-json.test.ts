@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compactJson } from '../../src/shared/compact-json.js';
+import { compactJson } from '../../src/api/reward-configurations/compact-json.js';
 
 describe('compactJson', () => {
   it('drops whitespace between tokens and keeps it inside strings', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { ConfigError, loadConfig } from '../../src/shared/config/config.js';
 
 const required = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/rewards',
@@ -127,7 +127,7 @@ describe('loadConfig', () => {
 
 describe('loadConfigOrExit', () => {
   it('stops the process with status 1 and a message naming the variable', () => {
-    const configModule = fileURLToPath(new URL('../../src/shared/config.ts', import.meta.url));
+    const configModule = fileURLToPath(new URL('../../src/shared/config/config.ts', import.meta.url));
     const child = spawnSync(
       process.execPath,
       ['--import', 'tsx', '-e', `import(${JSON.stringify(configModule)}).then((m) => m.loadConfigOrExit())`],
@@ -141,7 +141,7 @@ describe('loadConfigOrExit', () => {
 });
 
 describe('.env', () => {
-  const configModule = fileURLToPath(new URL('../../src/shared/config.ts', import.meta.url));
+  const configModule = fileURLToPath(new URL('../../src/shared/config/config.ts', import.meta.url));
   const printPorts = `import(${JSON.stringify(configModule)}).then((m) => { const c = m.loadConfigOrExit(); console.log(c.PORT, c.WORKER_PORT, c.DATABASE_URL); })`;
 
   // The child runs in a scratch directory, so tsx is named by its full address.

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { noAnswerWithin, withDeadline } from '../../src/shared/deadline.js';
+import { noAnswerWithin, withDeadline } from '../../src/shared/process/deadline.js';
 
 describe('withDeadline', () => {
   beforeEach(() => {

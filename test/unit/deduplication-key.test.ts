@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { deduplicationKey } from '../../src/shared/queue/job-catalogue.js';
+import { deduplicationKey } from '../../src/shared/jobs/job-catalogue.js';
 
 const merchantA = randomUUID();
 const merchantB = randomUUID();

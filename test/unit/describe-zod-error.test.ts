@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
-import { describeZodError, validationHook } from '../../src/api/validation-hook.js';
-import { AppError } from '../../src/shared/errors.js';
+import { describeZodError, validationHook } from '../../src/api/http/validation-hook.js';
+import { AppError } from '../../src/shared/errors/errors.js';
 
 function errorFor(schema: z.ZodType, value: unknown): z.ZodError {
   const result = schema.safeParse(value);

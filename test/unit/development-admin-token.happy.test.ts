@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { adminOperators, loadConfig } from '../../src/shared/config.js';
+import { adminOperators, loadConfig } from '../../src/shared/config/config.js';
 import { developmentAdminToken } from '../../src/tools/development-admin-token.js';
 import { renderBanner } from '../../src/tools/local-banner.js';
 

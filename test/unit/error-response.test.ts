@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { errorResponse } from '../../src/shared/error-response.js';
-import { AppError } from '../../src/shared/errors.js';
+import { errorResponse } from '../../src/shared/errors/error-response.js';
+import { AppError } from '../../src/shared/errors/errors.js';
 import { createHealthApp } from '../../src/worker/health-server.js';
 
 function answering(error: AppError): Hono {

@@ -1,7 +1,7 @@
 import { Agent, createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { closeGracefully } from '../../src/api/graceful-close.js';
+import { closeGracefully } from '../../src/api/http/graceful-close.js';
 
 /**
  * A client that sends request after request on one keep-alive connection must not hold a closing

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildIpMatcher, isIpOrCidr, normalizeAddress } from '../../src/shared/ip-ranges.js';
+import { buildIpMatcher, isIpOrCidr, normalizeAddress } from '../../src/shared/config/ip-ranges.js';
 
 describe('isIpOrCidr', () => {
   it.each(['127.0.0.1', '10.0.0.0/8', '0.0.0.0/0', '192.168.1.7/32', '::1', '2001:db8::/32', '::/0', 'fe80::1/128'])(

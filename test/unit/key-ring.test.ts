@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { ConfigError, loadConfig } from '../../src/shared/config/config.js';
 import { KeyRing } from '../../src/shared/secrets/key-ring.js';
 import { generateKeyRingText, type KeyRingEntry, parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
 import { openStoredSecret, SecretUnreadableError } from '../../src/shared/secrets/secret-sealer.js';

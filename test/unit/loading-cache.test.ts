@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LoadingCache } from '../../src/shared/loading-cache.js';
+import { LoadingCache } from '../../src/shared/cache/loading-cache.js';
 
 describe('LoadingCache', () => {
   /** A clock the test moves (lru-cache and the cache read it). */

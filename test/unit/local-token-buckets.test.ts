@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LocalTokenBuckets } from '../../src/api/local-token-buckets.js';
+import { LocalTokenBuckets } from '../../src/api/limits/local-token-buckets.js';
 
 /** The rate limiter's fallback while Redis cannot count: a token bucket per merchant, in memory, bounded. */
 

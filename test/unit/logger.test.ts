@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../src/shared/logger.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { captureLogLines } from '../helpers/log-lines.js';
 
 describe('createLogger', () => {

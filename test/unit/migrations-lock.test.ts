@@ -10,7 +10,7 @@ import {
   lockProblems,
   type MigrationsLock,
   readMigrationFiles,
-} from '../../src/shared/db/migrations-lock.js';
+} from '../../src/tools/migration-lint/migrations-lock.js';
 
 const MIGRATIONS = fileURLToPath(new URL('../../src/shared/db/migrations/', import.meta.url));
 const LOCK = fileURLToPath(new URL('../../src/shared/db/migrations.lock.json', import.meta.url));

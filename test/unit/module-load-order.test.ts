@@ -7,7 +7,7 @@ import { expect, it } from 'vitest';
  * this file loads the API.
  */
 it('builds the API when the shared wire rules load before the OpenAPI extension of zod', async () => {
-  await import('../../src/shared/queue/job-catalogue.js');
+  await import('../../src/shared/jobs/job-catalogue.js');
   const { createApp } = await import('../../src/api/app.js');
   expect(typeof createApp).toBe('function');
 });

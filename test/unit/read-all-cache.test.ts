@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type CachedReadAll, ReadAllCache, readAllCacheKey } from '../../src/api/read-all-cache.js';
+import {
+  type CachedReadAll,
+  ReadAllCache,
+  readAllCacheKey,
+} from '../../src/api/reward-configurations/read-all-cache.js';
 
 const M1 = '6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f';
 const M2 = '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d';

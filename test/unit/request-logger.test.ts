@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RequestLogger } from '../../src/api/request-logger.js';
-import { createLogger } from '../../src/shared/logger.js';
+import { RequestLogger } from '../../src/api/http/request-logger.js';
+import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { captureLogLines } from '../helpers/log-lines.js';
 
 /** pino's destination is written to asynchronously: wait for the lines to arrive. */

@@ -33,8 +33,8 @@ describe('start-up without a usable key ring', () => {
   it.each([
     ['the API', 'src/api/index.ts'],
     ['the worker', 'src/worker/index.ts'],
-    ['migrate', 'src/shared/db/migrate.cli.ts'],
-    ['secrets:reseal', 'src/shared/secrets/reseal-secrets.cli.ts'],
+    ['migrate', 'src/tools/migrate.cli.ts'],
+    ['secrets:reseal', 'src/tools/reseal-secrets.cli.ts'],
   ])('%s refuses to start in production without SECRETS_KEYS, naming the variable', (_name, entry) => {
     const child = start(entry, {});
     expect(child.status).toBe(1);
@@ -65,7 +65,7 @@ describe('start-up without a usable key ring', () => {
 });
 
 describe('the development ring', () => {
-  const configModule = fileURLToPath(new URL('../../src/shared/config.ts', import.meta.url));
+  const configModule = fileURLToPath(new URL('../../src/shared/config/config.ts', import.meta.url));
   const tsxLoader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
   const printKids = `import(${JSON.stringify(configModule)}).then((m) => { const c = m.loadConfigOrExit(); console.log(c.SECRETS_KEYS.map((k) => k.kid + ':' + k.key.toString('base64')).join(',')); })`;
 

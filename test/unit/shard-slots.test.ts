@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ShardSlots } from '../../src/worker/shard-slots.js';
+import { ShardSlots } from '../../src/worker/jobs/shard-slots.js';
 
 /** A job that runs until the test lets it finish. */
 function gate() {

@@ -10,7 +10,7 @@ import {
   verifySignature,
 } from '../../src/api/auth/signature.js';
 import { type SignedTriple, urlBindingKey } from '../../src/api/auth/url-signature-binding.js';
-import { requestFingerprint, signatureReplayRecordKey } from '../../src/api/idempotency.js';
+import { requestFingerprint, signatureReplayRecordKey } from '../../src/api/cancellations/idempotency.js';
 import { timestampDigits } from '../../src/shared/wire-rules.js';
 
 // Every record keyed on a signature (the v2 replay record, the v1 URL binding, the idempotency

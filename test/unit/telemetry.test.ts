@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { SpanKind } from '@opentelemetry/api';
 import { AlwaysOnSampler, InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadTelemetrySettings } from '../../src/shared/config.js';
+import { ConfigError, loadTelemetrySettings } from '../../src/shared/config/config.js';
 import { RedactingSpanExporter, redactAttributes } from '../../src/shared/telemetry/span-redaction.js';
 import { TELEMETRY_PRELOAD } from '../helpers/processes.js';
 

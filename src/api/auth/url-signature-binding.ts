@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
-import { noAnswerWithin, withDeadline } from '../../shared/deadline.js';
-import type { RedisConnection } from '../../shared/queue/redis.js';
-import { urlSignatureKey } from '../../shared/queue/redis-keys.js';
+import type { RedisConnection } from '../../shared/jobs/redis.js';
+import { urlSignatureKey } from '../../shared/jobs/redis-keys.js';
+import { noAnswerWithin, withDeadline } from '../../shared/process/deadline.js';
 
 /**
  * Version-1 signatures seen in a URL (docs/design.md, "Threat model"). A v1 signature covers only

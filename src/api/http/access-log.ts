@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
-import type { Logger } from '../../shared/logger.js';
-import type { Metrics } from '../../shared/metrics.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
+import type { Metrics } from '../../shared/telemetry/metrics.js';
 import { traceFieldsOf } from '../../shared/telemetry/trace-context.js';
 
 /** What the line says of one answered request. */

@@ -1,6 +1,6 @@
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
+import { BULK_ROUTE_PATHS } from '../cancellations/bulk-cancel-route.js';
 import type { BodyLimit } from '../library-bypasses/request-body.js';
-import { BULK_ROUTE_PATHS } from '../routes/bulk-cancel-route.js';
 
 /** The only merchant routes whose bodies may be large: up to BULK_MAX_ITEMS identifiers. */
 const LARGE_BODY_PATHS: ReadonlySet<string> = new Set(BULK_ROUTE_PATHS);

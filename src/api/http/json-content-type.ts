@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
 import type { AppEnv } from '../context.js';
 import { nodeRequest } from '../library-bypasses/node-http.js';
 

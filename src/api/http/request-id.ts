@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import type { AppEnv } from '../context.js';
 import { nodeResponse } from '../library-bypasses/node-http.js';
-import { RequestLogger } from '../request-logger.js';
+import { RequestLogger } from './request-logger.js';
 
 /** A caller's id is kept when it is short and plain enough to put in a log line; else we make one. */
 const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

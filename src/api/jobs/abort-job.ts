@@ -1,10 +1,10 @@
-import { AppError } from '../../shared/errors.js';
-import type { JobStatus, PublicJobStatus } from '../../shared/job-status-schema.js';
+import { AppError } from '../../shared/errors/errors.js';
+import { requestAbort } from '../../shared/jobs/job-abort.js';
 import { announceEnd, type JobEnd, recordEnds } from '../../shared/jobs/job-end.js';
+import type { JobStatus, PublicJobStatus } from '../../shared/jobs/job-status-schema.js';
 import { isFinished, toPublicStatus } from '../../shared/jobs/public-status.js';
-import { requestAbort } from '../../shared/queue/job-abort.js';
 import type { ApiDeps } from '../context.js';
-import type { RequestLog } from '../request-logger.js';
+import type { RequestLog } from '../http/request-logger.js';
 import { findJobStatus, primaryJobRecords } from './job-status.js';
 import { requireMerchantJob } from './merchant-job.js';
 
@@ -29,7 +29,7 @@ export async function abortMerchantJob(
   if (!(await requestAbort(redis, shards, jobId)))
     throw new AppError('CONFLICT', 'Job has already finished: completed');
   // A job that never reached a worker is finished here, a running one by the worker that stops it
-  // (src/worker/job-end/). Its audit row first: once the job has left Redis, the row is its only record.
+  // (src/worker/jobs/job-end/). Its audit row first: once the job has left Redis, the row is its only record.
   const end = status.state === 'queued' ? withdrawnEnd(status) : null;
   if (end) await recordEnds(deps.db, [end]);
   // True when the removal took it (a job a worker took meanwhile is announced by that worker as it stops).

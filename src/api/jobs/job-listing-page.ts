@@ -1,7 +1,7 @@
 import type { Db } from '../../shared/db/client.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
+import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
-import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
 import type { ApiDeps } from '../context.js';
 import type { ReadKind } from '../reads/read-router.js';
 import { requireMerchantJob } from './merchant-job.js';

@@ -1,8 +1,8 @@
-import { AppError } from '../../shared/errors.js';
-import { hasDeferredSlices, listJobRewards } from '../../shared/repositories/job-rewards.repository.js';
+import { AppError } from '../../shared/errors/errors.js';
+import { hasDeferredSlices, listJobRewards } from '../../shared/jobs/job-rewards.repository.js';
 import type { ApiDeps } from '../context.js';
-import { listUnappliedIdentifiers, type UnappliedCursor } from '../repositories/job-unapplied.repository.js';
 import { readJobListingPage } from './job-listing-page.js';
+import { listUnappliedIdentifiers, type UnappliedCursor } from './job-unapplied.repository.js';
 
 /**
  * The pages of what a job did, for the signed API (jobs/rewards, jobs/unapplied) and the portal alike:

@@ -1,8 +1,8 @@
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
+import { hasDeferredSlices } from '../../shared/jobs/job-rewards.repository.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
-import { hasDeferredSlices } from '../../shared/repositories/job-rewards.repository.js';
 import type { ApiDeps } from '../context.js';
-import type { RequestLog } from '../request-logger.js';
+import type { RequestLog } from '../http/request-logger.js';
 import { readFinishedJob, reportBatches } from './job-report.js';
 import { requireMerchantJob } from './merchant-job.js';
 import { ndjsonReportStream } from './ndjson-report-stream.js';

@@ -1,13 +1,9 @@
 import type { Db } from '../../shared/db/client.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
 import type { ApiDeps } from '../context.js';
-import {
-  type ListedRowCursor,
-  readCancelledReportBatch,
-  readUnappliedReportBatch,
-} from '../repositories/job-report.repository.js';
-import type { UnappliedCursor } from '../repositories/job-unapplied.repository.js';
 import { hasFinished, type ListedJob } from './job-listing-page.js';
+import { type ListedRowCursor, readCancelledReportBatch, readUnappliedReportBatch } from './job-report.repository.js';
+import type { UnappliedCursor } from './job-unapplied.repository.js';
 import type { ReportText } from './ndjson-report-stream.js';
 
 /**

@@ -1,11 +1,14 @@
+import { batchIdOf } from '../../shared/cancellations/member-ids.js';
+import { outcomeCounts } from '../../shared/cancellations/outcome-counts.js';
 import type { Db } from '../../shared/db/client.js';
 import type { CancellationJobRow } from '../../shared/db/schema.js';
-import { AppError } from '../../shared/errors.js';
-import type { JobStateName, JobStatus } from '../../shared/job-status-schema.js';
+import { AppError } from '../../shared/errors/errors.js';
+import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
+import { operations, queueNames } from '../../shared/jobs/job-catalogue.js';
+import { JOB_OWNER_FIELD } from '../../shared/jobs/job-owner.js';
+import type { JobStateName, JobStatus } from '../../shared/jobs/job-status-schema.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
-import { operations, queueNames } from '../../shared/queue/job-catalogue.js';
-import { JOB_OWNER_FIELD } from '../../shared/queue/job-owner.js';
-import type { RedisConnection } from '../../shared/queue/redis.js';
+import type { RedisConnection } from '../../shared/jobs/redis.js';
 import {
   abortKey,
   jobChildrenKeys,
@@ -13,11 +16,8 @@ import {
   keyLifetimes,
   RAN_TO_END,
   WITHDRAWN,
-} from '../../shared/queue/redis-keys.js';
-import type { ShardLayout } from '../../shared/queue/shards.js';
-import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
-import { batchIdOf } from '../../shared/single-cancels/member-ids.js';
-import { outcomeCounts } from '../../shared/single-cancels/outcome-counts.js';
+} from '../../shared/jobs/redis-keys.js';
+import type { ShardLayout } from '../../shared/jobs/shards.js';
 import type { ReadRouter } from '../reads/read-router.js';
 
 /**

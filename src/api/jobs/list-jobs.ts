@@ -1,9 +1,9 @@
-import type { PublicJobStatus } from '../../shared/job-status-schema.js';
+import type { Operation } from '../../shared/jobs/job-catalogue.js';
+import type { PublicJobStatus } from '../../shared/jobs/job-status-schema.js';
 import { toPublicStatus } from '../../shared/jobs/public-status.js';
-import type { Operation } from '../../shared/queue/job-catalogue.js';
 import type { ApiDeps } from '../context.js';
-import { listMerchantJobs } from '../repositories/merchant-jobs.repository.js';
 import { statusFromRow } from './job-status.js';
+import { listMerchantJobs } from './merchant-jobs.repository.js';
 
 export const LIST_JOBS_MAX_PAGE = 1_000;
 export const LIST_JOBS_DEFAULT_PAGE = 100;

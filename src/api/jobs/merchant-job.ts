@@ -1,5 +1,5 @@
-import { AppError } from '../../shared/errors.js';
-import type { JobStatus } from '../../shared/job-status-schema.js';
+import { AppError } from '../../shared/errors/errors.js';
+import type { JobStatus } from '../../shared/jobs/job-status-schema.js';
 import type { ApiDeps } from '../context.js';
 import { findJobStatus, finishedJobRecords, primaryJobRecords } from './job-status.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ReportCounts, ReportOutcome } from '../repositories/job-report.repository.js';
+import type { ReportCounts, ReportOutcome } from './job-report.repository.js';
 
 /** A run of whole report lines as NDJSON text, with how many of each outcome it holds. */
 export interface ReportText {

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import { AppError } from '../../shared/errors.js';
-import type { Operation } from '../../shared/queue/job-catalogue.js';
-import { findJobRecord } from '../../shared/repositories/cancellation-jobs.repository.js';
+import { AppError } from '../../shared/errors/errors.js';
+import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
+import type { Operation } from '../../shared/jobs/job-catalogue.js';
 import type { AppEnv } from '../context.js';
 
 /**

@@ -6,7 +6,7 @@ import type { BetSlipSession } from './bet-slip-session.js';
  * every read on the same two cores: fields in the interface's order, the optional ones left out when
  * unknown (the profile's members come from the query as one text), `test` false by default. `balance`
  * is Postgres' text of the numeric, written as is so that the client gets it exactly as stored; the
- * items are the JSON written once with the session (src/shared/bet-slip-json.ts).
+ * items are the JSON written once with the session (src/api/bet-slip/bet-slip-json.ts).
  *
  * Where the API steps around the schema's serializer: measured on Node 24, the library's way (the
  * session's columns selected one by one, the answer written by `c.json`) cost +24 % CPU per /betSlip

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../shared/db/schema.js';
-import { digestSessionToken } from '../../shared/session-token.js';
+import { digestSessionToken } from '../bet-slip/session-token.js';
 import { type PreparedStatement, queryPrepared } from './prepared-statement.js';
 
 /** What /betSlip answers from, for one session: its own fields, the fresh wallet balance, the player's profile. */
@@ -17,7 +17,7 @@ export interface BetSlipSession {
    */
   profileJson: string;
   test: boolean | null;
-  /** The bet slip items as the answer's JSON array, written with the session (src/shared/bet-slip-json.ts). */
+  /** The bet slip items as the answer's JSON array, written with the session (src/api/bet-slip/bet-slip-json.ts). */
   betSlipJson: string;
 }
 

@@ -1,8 +1,8 @@
 import { OpenAPIHono, type RouteConfig, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
 import type { App, AppEnv } from '../context.js';
-import { describeZodError, validationHook } from '../validation-hook.js';
+import { describeZodError, validationHook } from '../http/validation-hook.js';
 import { requestJson } from './request-body.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
 import type { AppEnv } from '../context.js';
 import type { BodyBudget } from '../http/body-budget.js';
 import { requireJsonContentType } from '../http/json-content-type.js';

@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from 'hono';
-import { adminOperators } from '../../shared/config.js';
-import { AppError } from '../../shared/errors.js';
-import { operatorOfToken } from '../admin/admin-operator.js';
+import { adminOperators } from '../../shared/config/config.js';
+import { AppError } from '../../shared/errors/errors.js';
 import type { AppEnv } from '../context.js';
+import { operatorOfToken } from '../merchants/admin-operator.js';
 
 const REALM = 'queues';
 

@@ -1,12 +1,12 @@
 import { createRequire } from 'node:module';
-import { JobStatusSchema } from '../../shared/job-status-schema.js';
+import { JobStatusSchema } from '../../shared/jobs/job-status-schema.js';
 import { type AnyWebhookEventType, allWebhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
 import { WebhookTestDataSchema, webhookEventCatalogue } from '../../shared/webhooks/webhook-events.js';
-import { registerAdminRoutes } from '../admin/admin-routes.js';
 import type { App } from '../context.js';
+import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../http/schemas.js';
 import { createOpenApiApp } from '../library-bypasses/json-body-validation.js';
+import { registerAdminRoutes } from '../merchants/admin-routes.js';
 import { registerMerchantRoutes } from '../routes.js';
-import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../schemas.js';
 import { adminDescription, merchantDescription } from './openapi-descriptions.js';
 import { registerHealthRoutes, registerMetricsRoute } from './operations-routes.js';
 

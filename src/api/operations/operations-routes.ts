@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { refreshQueueDepth } from '../../shared/queue/queue-depth.js';
-import { checkReadiness } from '../../shared/readiness.js';
+import { refreshQueueDepth } from '../../shared/jobs/queue-depth.js';
+import { checkReadiness } from '../../shared/process/readiness.js';
 import type { App } from '../context.js';
-import { typedText } from '../typed-responses.js';
+import { typedText } from '../http/typed-responses.js';
 
 const ReadinessSchema = z
   .object({

@@ -3,9 +3,9 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { MiddlewareHandler } from 'hono';
-import { AppError } from '../../shared/errors.js';
-import { auditAdminWrite } from '../admin/admin-audit.js';
+import { AppError } from '../../shared/errors/errors.js';
 import type { App, AppEnv } from '../context.js';
+import { auditAdminWrite } from '../merchants/admin-audit.js';
 import { dashboardAuth, isSafeMethod } from './dashboard-auth.middleware.js';
 
 /**

@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { publicBaseUrl } from '../../shared/config.js';
-import { AppError } from '../../shared/errors.js';
+import { publicBaseUrl } from '../../shared/config/config.js';
+import { AppError } from '../../shared/errors/errors.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
-import { auditAdminWrite } from '../admin/admin-audit.js';
-import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
-import { adminErrorResponses, errorResponse } from '../schemas.js';
+import { adminErrorResponses, errorResponse } from '../http/schemas.js';
+import { auditAdminWrite } from '../merchants/admin-audit.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../merchants/admin-schemas.js';
 import { insertPortalLink } from './portal-links.repository.js';
 import { listPortalSessions, revokePortalSession } from './portal-sessions.repository.js';
 import { newPortalToken } from './portal-tokens.js';

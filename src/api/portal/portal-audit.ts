@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Executor } from '../../shared/db/client.js';
-import { recordAdminAction } from '../admin/admin-audit.repository.js';
 import type { AppEnv } from '../context.js';
+import { recordAdminAction } from '../merchants/admin-audit.repository.js';
 import { portalSession } from './portal-session.middleware.js';
 
 /** The audit log's actor for what a merchant's person did through a portal session. */

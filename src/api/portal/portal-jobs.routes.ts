@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
+import { operations } from '../../shared/jobs/job-catalogue.js';
 import { toPublicStatus } from '../../shared/jobs/public-status.js';
-import { operations } from '../../shared/queue/job-catalogue.js';
 import { IDENTIFIER_MAX_LENGTH, jobIdSchema, uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';
-import { jobEventsResponse } from '../job-events/job-events-response.js';
 import { abortMerchantJob } from '../jobs/abort-job.js';
+import { jobEventsResponse } from '../jobs/events/job-events-response.js';
 import { JOB_PAGE_MAX, jobRewardsPage, jobUnappliedPage } from '../jobs/job-pages.js';
 import { openJobReport } from '../jobs/job-report-download.js';
 import { LIST_JOBS_MAX_PAGE, listedStates, listJobsPage } from '../jobs/list-jobs.js';

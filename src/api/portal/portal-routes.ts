@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { recordAdminAction } from '../admin/admin-audit.repository.js';
 import type { App, AppEnv } from '../context.js';
+import { recordAdminAction } from '../merchants/admin-audit.repository.js';
 import { registerPortalAssets } from './portal-assets.js';
 import { portalActor } from './portal-audit.js';
 import { registerPortalJobRoutes } from './portal-jobs.routes.js';

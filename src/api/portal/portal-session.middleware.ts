@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { publicBaseUrl } from '../../shared/config.js';
-import { AppError } from '../../shared/errors.js';
+import { publicBaseUrl } from '../../shared/config/config.js';
+import { AppError } from '../../shared/errors/errors.js';
 import { safeEqual } from '../auth/constant-time.js';
 import type { AppEnv } from '../context.js';
 import { findLivePortalSession, type PortalSession } from './portal-sessions.repository.js';

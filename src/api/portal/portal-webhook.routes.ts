@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { webhookDeliveryStates } from '../../shared/db/schema.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
 import { allWebhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
 import type { App } from '../context.js';
 import { eventIdSchema } from '../webhooks/merchant/merchant-webhook-context.js';

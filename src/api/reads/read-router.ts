@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { isDatabaseUnavailable, isRecoveryConflict } from '../../shared/database-errors.js';
 import type { Db } from '../../shared/db/client.js';
-import type { Logger } from '../../shared/logger.js';
-import type { Metrics } from '../../shared/metrics.js';
+import { isDatabaseUnavailable, isRecoveryConflict } from '../../shared/db/database-errors.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
+import type { Metrics } from '../../shared/telemetry/metrics.js';
 import { parseLsn, ReplicaLag } from './replica-lag.js';
 
 /** The reads the router counts, by what asked for them. */

@@ -1,8 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
-import { auditAdminWrite } from '../admin/admin-audit.js';
-import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
-import { adminErrorResponses } from '../schemas.js';
+import { adminErrorResponses } from '../http/schemas.js';
+import { auditAdminWrite } from '../merchants/admin-audit.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../merchants/admin-schemas.js';
 import { removeWebhookSettings } from './webhook-settings.js';
 
 export function registerDeleteWebhook(app: App): void {

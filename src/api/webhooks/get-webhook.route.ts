@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
 import { findWebhookStatus } from '../../shared/webhooks/webhooks.repository.js';
-import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
-import { adminErrorResponses } from '../schemas.js';
+import { adminErrorResponses } from '../http/schemas.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../merchants/admin-schemas.js';
 import { webhookStatusAnswer, webhookStatusFields } from './webhook-settings.js';
 
 const WebhookStatusSchema = z.object(webhookStatusFields).openapi('AdminWebhookStatus');

@@ -6,9 +6,9 @@ import {
   webhookMessageId,
 } from '../../shared/webhooks/webhook-catalogue.js';
 import { listWebhookDeliveries } from '../../shared/webhooks/webhooks.repository.js';
-import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
-import { adminErrorResponses } from '../schemas.js';
+import { adminErrorResponses } from '../http/schemas.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../merchants/admin-schemas.js';
 
 /** The list is for looking at, not for paging through: the latest ones are what an operator needs. */
 const MAX_LISTED = 100;

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
-import { auditAdminWrite } from '../admin/admin-audit.js';
-import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../admin/admin-schemas.js';
 import type { App } from '../context.js';
-import { adminErrorResponses, jsonBody } from '../schemas.js';
+import { adminErrorResponses, jsonBody } from '../http/schemas.js';
+import { auditAdminWrite } from '../merchants/admin-audit.js';
+import { adminRouteMeta, MerchantIdParamsSchema, requireMerchant } from '../merchants/admin-schemas.js';
 import { applyWebhookSettings, webhookEventsSchema, webhookUrlSchema } from './webhook-settings.js';
 
 const PutWebhookRequestSchema = z

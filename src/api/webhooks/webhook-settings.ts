@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Executor } from '../../shared/db/client.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors/errors.js';
 import { checkWebhookUrl, displayableWebhookUrl } from '../../shared/webhooks/webhook-address-guard.js';
 import { type WebhookEventType, webhookEventTypes } from '../../shared/webhooks/webhook-catalogue.js';
 import { generateWebhookSecret } from '../../shared/webhooks/webhook-signature.js';

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Operation } from '../queue/job-catalogue.js';
+import type { Operation } from '../jobs/job-catalogue.js';
 
 /**
  * Kysely's view of the tables created by the migrations in ./migrations. Numeric columns come back

@@ -1,13 +1,13 @@
 import type { Db } from '../db/client.js';
-import type { PublicJobStatus } from '../job-status-schema.js';
-import type { Operation } from '../queue/job-catalogue.js';
-import { type JobOutcome as AuditRow, recordJobsFinished } from '../repositories/cancellation-jobs.repository.js';
 import type { WebhookNotifier } from '../webhooks/webhook-notifier.js';
+import { type JobOutcome as AuditRow, recordJobsFinished } from './cancellation-jobs.repository.js';
+import type { Operation } from './job-catalogue.js';
+import type { PublicJobStatus } from './job-status-schema.js';
 import { toPublicStatus } from './public-status.js';
 
 /**
  * A merchant's job's end, decided once by whoever finished the job: the worker that ran it
- * (src/worker/job-end/), the batch that held a single cancel (the same folder), or the abort route that
+ * (src/worker/jobs/job-end/), the batch that held a single cancel (the same folder), or the abort route that
  * took it out of its queue (src/api/jobs/abort-job.ts). Every sink reads the decided end; none reads the
  * abort mark or works out the outcome again, so the audit row, the webhook event, the metric and the log
  * line cannot tell different stories about one job.

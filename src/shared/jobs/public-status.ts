@@ -1,4 +1,4 @@
-import type { JobStateName, JobStatus, PublicJobStatus } from '../job-status-schema.js';
+import type { JobStateName, JobStatus, PublicJobStatus } from './job-status-schema.js';
 
 export function isFinished(state: JobStateName): boolean {
   return state === 'completed' || state === 'failed' || state === 'cancelled';

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { KeyRingEntry } from './key-ring-text.js';
 import { type SecretColumn, type SecretSealer, SecretUnreadableError } from './secret-sealer.js';
 

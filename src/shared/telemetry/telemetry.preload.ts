@@ -1,4 +1,4 @@
-import { ConfigError, loadDotEnv, loadTelemetrySettings } from '../config.js';
+import { ConfigError, loadDotEnv, loadTelemetrySettings } from '../config/config.js';
 
 /**
  * Loaded before the service (`node --import ./dist/shared/telemetry/telemetry.preload.js

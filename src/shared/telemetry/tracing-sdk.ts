@@ -29,7 +29,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import type { TelemetrySettings } from '../config.js';
+import type { TelemetrySettings } from '../config/config.js';
 import { RedactingSpanExporter } from './span-redaction.js';
 
 /**

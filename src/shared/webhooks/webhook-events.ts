@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { JobStatusSchema } from '../job-status-schema.js';
+import { JobStatusSchema } from '../jobs/job-status-schema.js';
 import { type AnyWebhookEventType, allWebhookEventTypes, webhookTestEventType } from './webhook-catalogue.js';
 
 /**

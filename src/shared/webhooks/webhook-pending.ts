@@ -1,10 +1,10 @@
 import type { Queue } from 'bullmq';
 import type { Db } from '../db/client.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { RedisConnection } from '../queue/redis.js';
-import { keyLifetimes, webhookPendingIndexKey, webhookPendingKey } from '../queue/redis-keys.js';
-import type { ShardLayout } from '../queue/shards.js';
+import type { RedisConnection } from '../jobs/redis.js';
+import { keyLifetimes, webhookPendingIndexKey, webhookPendingKey } from '../jobs/redis-keys.js';
+import type { ShardLayout } from '../jobs/shards.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import { webhookDeliveryJobSchema } from './webhook-catalogue.js';
 import { type DroppedWebhookEvent, recordDroppedEvents } from './webhooks.repository.js';
 

@@ -1,10 +1,10 @@
 import type { JobsOptions, Queue } from 'bullmq';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { RedisConnection } from '../queue/redis.js';
-import type { ShardLayout } from '../queue/shards.js';
+import type { RedisConnection } from '../jobs/redis.js';
+import type { ShardLayout } from '../jobs/shards.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import type { WebhookDeliveryJob } from './webhook-catalogue.js';
 import type { ReopenedDelivery } from './webhook-delivery-log.repository.js';
 import { addPending, dropEvents } from './webhook-pending.js';

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { type Kysely, sql } from 'kysely';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import type { Db, Executor } from '../../shared/db/client.js';
 import type { Database } from '../../shared/db/schema.js';
-import type { Logger } from '../../shared/logger.js';
-import type { Metrics } from '../../shared/metrics.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
+import type { Metrics } from '../../shared/telemetry/metrics.js';
 import {
   deleteAdminAuditEntries,
   deleteBetSlipItemsOf,

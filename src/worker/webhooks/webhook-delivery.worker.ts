@@ -1,6 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import { isTransientDatabaseError } from '../../shared/database-errors.js';
-import { queueTelemetry } from '../../shared/queue/queue-telemetry.js';
+import { isTransientDatabaseError } from '../../shared/db/database-errors.js';
+import { queueTelemetry } from '../../shared/jobs/queue-telemetry.js';
 import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
 import { inSpan } from '../../shared/telemetry/trace-context.js';
 import {
@@ -28,7 +28,7 @@ import {
   recordEndpointFailure,
   recordWebhookEvent,
 } from '../../shared/webhooks/webhooks.repository.js';
-import { outageDelayMs } from '../job-failures.js';
+import { outageDelayMs } from '../jobs/job-failures.js';
 import type { WorkerDeps } from '../worker-context.js';
 import { processWebhookRecover } from './webhook-recover.processor.js';
 import { sendWebhook } from './webhook-sender.js';

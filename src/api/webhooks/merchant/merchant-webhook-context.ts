@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../../shared/errors.js';
+import { AppError } from '../../../shared/errors/errors.js';
 import type { QueueingDeps } from '../../../shared/webhooks/webhook-queueing.js';
 import { findWebhookStatus, type WebhookStatus } from '../../../shared/webhooks/webhooks.repository.js';
 import type { ApiDeps } from '../../context.js';
-import { errorResponse, merchantErrorResponses, signedFields } from '../../schemas.js';
+import { errorResponse, merchantErrorResponses, signedFields } from '../../http/schemas.js';
 
 /**
  * What the merchant's webhook routes (webhooks/*) share: their path, their tag, their error answers, the

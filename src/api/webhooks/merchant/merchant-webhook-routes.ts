@@ -1,5 +1,5 @@
+import type { MerchantRouteMiddleware } from '../../auth/merchant-auth.middleware.js';
 import type { App } from '../../context.js';
-import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
 import { registerWebhookDeliveries } from './webhook-deliveries.route.js';
 import { registerWebhookEndpointDelete } from './webhook-endpoint-delete.route.js';
 import { registerWebhookEndpointGet } from './webhook-endpoint-get.route.js';

@@ -3,9 +3,9 @@ import { webhookDeliveryStates } from '../../../shared/db/schema.js';
 import { allWebhookEventTypes } from '../../../shared/webhooks/webhook-catalogue.js';
 import { MAX_ATTEMPTS_SHOWN } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
 import { jobIdSchema } from '../../../shared/wire-rules.js';
+import type { MerchantRouteMiddleware } from '../../auth/merchant-auth.middleware.js';
 import type { App } from '../../context.js';
-import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
-import { jsonBody } from '../../schemas.js';
+import { jsonBody } from '../../http/schemas.js';
 import {
   eventIdSchema,
   signedFields,

@@ -1,5 +1,5 @@
 import type { WebhookDeliveryState } from '../../../shared/db/schema.js';
-import { AppError } from '../../../shared/errors.js';
+import { AppError } from '../../../shared/errors/errors.js';
 import { type AnyWebhookEventType, webhookMessageId } from '../../../shared/webhooks/webhook-catalogue.js';
 import { listDeliveryPage } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
 import { findWebhookStatus } from '../../../shared/webhooks/webhooks.repository.js';

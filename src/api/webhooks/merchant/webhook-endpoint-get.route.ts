@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import type { MerchantRouteMiddleware } from '../../auth/merchant-auth.middleware.js';
 import type { App } from '../../context.js';
-import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
-import { jsonBody } from '../../schemas.js';
+import { jsonBody } from '../../http/schemas.js';
 import { webhookStatusFields } from '../webhook-settings.js';
 import {
   signedFields,

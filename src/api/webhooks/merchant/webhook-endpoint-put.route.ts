@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { webhookEventTypes } from '../../../shared/webhooks/webhook-catalogue.js';
-import { auditMerchantWrite } from '../../admin/admin-audit.js';
+import type { MerchantRouteMiddleware } from '../../auth/merchant-auth.middleware.js';
 import type { App } from '../../context.js';
-import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
-import { jsonBody } from '../../schemas.js';
+import { jsonBody } from '../../http/schemas.js';
+import { auditMerchantWrite } from '../../merchants/admin-audit.js';
 import { applyWebhookSettings, webhookEventsSchema, webhookUrlSchema } from '../webhook-settings.js';
 import { signedFields, webhookErrorResponses, webhooksPath, webhooksTag } from './merchant-webhook-context.js';
 

@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../../shared/errors.js';
+import { AppError } from '../../../shared/errors/errors.js';
 import { rotateWebhookSecret } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
 import { generateWebhookSecret } from '../../../shared/webhooks/webhook-signature.js';
-import { auditMerchantWrite } from '../../admin/admin-audit.js';
+import type { MerchantRouteMiddleware } from '../../auth/merchant-auth.middleware.js';
 import type { App } from '../../context.js';
-import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
-import { jsonBody } from '../../schemas.js';
+import { jsonBody } from '../../http/schemas.js';
+import { auditMerchantWrite } from '../../merchants/admin-audit.js';
 import { signedFields, webhookErrorResponses, webhooksPath, webhooksTag } from './merchant-webhook-context.js';
 
 /** How long the replaced secret keeps signing beside the new one. */

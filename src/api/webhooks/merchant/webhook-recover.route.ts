@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../../../shared/errors.js';
+import { AppError } from '../../../shared/errors/errors.js';
 import { webhookRecoverJobId } from '../../../shared/webhooks/webhook-catalogue.js';
 import { countUndelivered } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
+import type { MerchantRouteMiddleware } from '../../auth/merchant-auth.middleware.js';
 import type { App } from '../../context.js';
-import type { MerchantRouteMiddleware } from '../../middleware/merchant-auth.middleware.js';
-import { jsonBody } from '../../schemas.js';
+import { jsonBody } from '../../http/schemas.js';
 import {
   requireEnabledEndpoint,
   retentionStart,

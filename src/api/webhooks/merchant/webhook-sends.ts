@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../../../shared/errors.js';
+import { AppError } from '../../../shared/errors/errors.js';
 import { webhookMessageId, webhookTestEventType } from '../../../shared/webhooks/webhook-catalogue.js';
 import { reopenDelivery } from '../../../shared/webhooks/webhook-delivery-log.repository.js';
 import { webhookTestBody } from '../../../shared/webhooks/webhook-events.js';
 import { queueWebhookEvent, resendWebhookEvent } from '../../../shared/webhooks/webhook-queueing.js';
 import { recordWebhookEvent } from '../../../shared/webhooks/webhooks.repository.js';
 import type { ApiDeps } from '../../context.js';
-import type { RequestLog } from '../../request-logger.js';
+import type { RequestLog } from '../../http/request-logger.js';
 import { chargeManualSend } from './merchant-webhook-bounds.js';
 import { eventRowId, queueingDeps, requireEnabledEndpoint, retentionStart } from './merchant-webhook-context.js';
 
