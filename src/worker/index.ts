@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '../shared/config/config.js';
-import { closeRedis } from '../shared/jobs/redis.js';
 import { installShutdown } from '../shared/process/shutdown.js';
+import { closeRedis } from '../shared/redis/redis.js';
 import { createLogger } from '../shared/telemetry/logger.js';
 import { flushTraces } from '../shared/telemetry/trace-context.js';
 import { createHealthApp, startHealthServer } from './health-server.js';

@@ -4,7 +4,7 @@ import { createAdminApp, createApp } from '../../src/api/app.js';
 import type { ApiDeps, App } from '../../src/api/context.js';
 import { serveApi } from '../../src/api/http-server.js';
 import type { Db } from '../../src/shared/db/client.js';
-import { createRedis } from '../../src/shared/jobs/redis.js';
+import { createRedis } from '../../src/shared/redis/redis.js';
 import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import type { TestEnvironment } from './environment.js';

@@ -1,4 +1,4 @@
-import { createRedis } from '../../src/shared/jobs/redis.js';
+import { createRedis } from '../../src/shared/redis/redis.js';
 import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import type { WorkerDeps } from '../../src/worker/worker-context.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { claimIdempotencyKey, requestFingerprint } from '../../src/api/cancellations/idempotency.js';
-import { merchantRecordCountKey } from '../../src/shared/jobs/redis-keys.js';
+import { merchantRecordCountKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

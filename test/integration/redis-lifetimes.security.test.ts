@@ -7,7 +7,7 @@ import {
   merchantJobsKey,
   merchantTurnsKey,
   WITHDRAWN,
-} from '../../src/shared/jobs/redis-keys.js';
+} from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

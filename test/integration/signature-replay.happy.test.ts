@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signatureReplayKey } from '../../src/shared/jobs/redis-keys.js';
+import { signatureReplayKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BATCH_MEMBERS } from '../../src/api/cancellations/single-cancel-batcher.js';
 import { batchIdOf, memberJobId, singleCancelDeduplicationKey } from '../../src/shared/cancellations/member-ids.js';
 import { deduplicationKey } from '../../src/shared/jobs/job-catalogue.js';
-import { cancelDedupKey } from '../../src/shared/jobs/redis-keys.js';
+import { cancelDedupKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MerchantDirectory } from '../../src/api/auth/merchant-directory.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
-import { rateLimitKey } from '../../src/shared/jobs/redis-keys.js';
+import { rateLimitKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture, testKeyRing } from '../helpers/fixtures.js';

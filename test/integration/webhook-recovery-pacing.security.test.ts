@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookPendingKey } from '../../src/shared/jobs/redis-keys.js';
+import { webhookPendingKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant } from '../helpers/fixtures.js';

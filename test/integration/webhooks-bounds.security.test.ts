@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
-import { webhookPendingKey } from '../../src/shared/jobs/redis-keys.js';
+import { webhookPendingKey } from '../../src/shared/redis/redis-keys.js';
 import { webhookEventId } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';

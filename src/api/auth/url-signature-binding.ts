@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
-import type { RedisConnection } from '../../shared/jobs/redis.js';
-import { urlSignatureKey } from '../../shared/jobs/redis-keys.js';
 import { noAnswerWithin, withDeadline } from '../../shared/process/deadline.js';
+import type { RedisConnection } from '../../shared/redis/redis.js';
+import { urlSignatureKey } from '../../shared/redis/redis-keys.js';
 
 /**
  * Version-1 signatures seen in a URL (docs/design.md, "Threat model"). A v1 signature covers only

@@ -1,13 +1,12 @@
 import type { Queue } from 'bullmq';
 import { AppError } from '../../shared/errors/errors.js';
 import { type JobPayload, jobCatalogue, type Operation, queueNames } from '../../shared/jobs/job-catalogue.js';
-import { recordJobOwner } from '../../shared/jobs/job-owner.js';
 import { MerchantTurns } from '../../shared/jobs/merchant-turns.js';
 import { ShardedQueues } from '../../shared/jobs/queues.js';
-import type { RedisConnection } from '../../shared/jobs/redis.js';
-import { jobKey } from '../../shared/jobs/redis-keys.js';
 import type { ShardLayout } from '../../shared/jobs/shards.js';
 import { noAnswerWithin, withDeadline } from '../../shared/process/deadline.js';
+import type { RedisConnection } from '../../shared/redis/redis.js';
+import { jobKey } from '../../shared/redis/redis-keys.js';
 import {
   activeContext,
   activeSpanUnsampled,
@@ -18,6 +17,7 @@ import {
   type TraceContext,
   tracingEnabled,
 } from '../../shared/telemetry/trace-context.js';
+import { recordJobOwner } from '../jobs/job-owner.js';
 import { SingleCancelBatcher, type SingleCancelPayload, withdrawMember } from './single-cancel-batcher.js';
 
 /**

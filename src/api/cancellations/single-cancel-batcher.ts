@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import { type BatchMember, batchIdOf, memberJobId, newBatchId } from '../../shared/cancellations/member-ids.js';
 import { queueNames } from '../../shared/jobs/job-catalogue.js';
-import { recordJobOwner } from '../../shared/jobs/job-owner.js';
-import type { RedisConnection } from '../../shared/jobs/redis.js';
+import type { ShardLayout } from '../../shared/jobs/shards.js';
+import type { RedisConnection } from '../../shared/redis/redis.js';
 import {
   abortKey,
   abortKeyPrefix,
@@ -11,8 +11,8 @@ import {
   jobKeyPrefix,
   keyLifetimes,
   WITHDRAWN,
-} from '../../shared/jobs/redis-keys.js';
-import type { ShardLayout } from '../../shared/jobs/shards.js';
+} from '../../shared/redis/redis-keys.js';
+import { recordJobOwner } from '../jobs/job-owner.js';
 
 /**
  * Single cancels travel in batches: the API stores the single cancels it accepts in one turn of its

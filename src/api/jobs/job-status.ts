@@ -5,10 +5,10 @@ import type { CancellationJobRow } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors/errors.js';
 import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
 import { operations, queueNames } from '../../shared/jobs/job-catalogue.js';
-import { JOB_OWNER_FIELD } from '../../shared/jobs/job-owner.js';
 import type { JobStateName, JobStatus } from '../../shared/jobs/job-status-schema.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
-import type { RedisConnection } from '../../shared/jobs/redis.js';
+import type { ShardLayout } from '../../shared/jobs/shards.js';
+import type { RedisConnection } from '../../shared/redis/redis.js';
 import {
   abortKey,
   jobChildrenKeys,
@@ -16,9 +16,9 @@ import {
   keyLifetimes,
   RAN_TO_END,
   WITHDRAWN,
-} from '../../shared/jobs/redis-keys.js';
-import type { ShardLayout } from '../../shared/jobs/shards.js';
+} from '../../shared/redis/redis-keys.js';
 import type { ReadRouter } from '../reads/read-router.js';
+import { JOB_OWNER_FIELD } from './job-owner.js';
 
 /**
  * Reads a job's audit row (`cancellation_jobs`) by merchant and id; `merchantId` undefined (the admin

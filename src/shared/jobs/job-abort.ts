@@ -1,5 +1,5 @@
-import type { RedisConnection } from './redis.js';
-import { abortKey, keyLifetimes, RAN_TO_END } from './redis-keys.js';
+import type { RedisConnection } from '../redis/redis.js';
+import { abortKey, keyLifetimes, RAN_TO_END } from '../redis/redis-keys.js';
 import type { ShardLayout } from './shards.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { RedisConnection } from './redis.js';
-import { keyLifetimes, merchantJobsKey, merchantTurnsKey } from './redis-keys.js';
+import type { RedisConnection } from '../redis/redis.js';
+import { keyLifetimes, merchantJobsKey, merchantTurnsKey } from '../redis/redis-keys.js';
 import type { ShardLayout } from './shards.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
+import type { RedisConnection } from '../redis/redis.js';
 import { webhookJobOptions, webhookQueueName } from '../webhooks/webhook-catalogue.js';
 import { defaultJobOptions, type QueueName, queueNames } from './job-catalogue.js';
 import { queueTelemetry } from './queue-telemetry.js';
-import type { RedisConnection } from './redis.js';
 import { jobShard, type ShardLayout } from './shards.js';
 
 /** The two cancellation queues of one shard, by name. */

@@ -1,7 +1,7 @@
 import type { Db } from '../../shared/db/client.js';
 import { type JobOutcome, recordJobsFinished } from '../../shared/jobs/cancellation-jobs.repository.js';
-import type { RedisConnection } from '../../shared/jobs/redis.js';
-import { auditOutboxKey } from '../../shared/jobs/redis-keys.js';
+import type { RedisConnection } from '../../shared/redis/redis.js';
+import { auditOutboxKey } from '../../shared/redis/redis-keys.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 
 /** Rows moved to Postgres per flush. */

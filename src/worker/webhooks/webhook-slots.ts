@@ -1,6 +1,6 @@
-import type { RedisConnection } from '../../shared/jobs/redis.js';
-import { keyLifetimes, webhookInflightKey } from '../../shared/jobs/redis-keys.js';
 import type { ShardLayout } from '../../shared/jobs/shards.js';
+import type { RedisConnection } from '../../shared/redis/redis.js';
+import { keyLifetimes, webhookInflightKey } from '../../shared/redis/redis-keys.js';
 
 /**
  * Per-merchant slots for webhook attempts, across every worker (BullMQ's open-source queue has no

@@ -1,5 +1,5 @@
 import { AppError } from '../../../shared/errors/errors.js';
-import { webhookManualSendsKey } from '../../../shared/jobs/redis-keys.js';
+import { webhookManualSendsKey } from '../../../shared/redis/redis-keys.js';
 import { pendingCount } from '../../../shared/webhooks/webhook-pending.js';
 import type { ApiDeps } from '../../context.js';
 

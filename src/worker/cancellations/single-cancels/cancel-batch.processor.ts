@@ -4,7 +4,7 @@ import { outcomeCounts } from '../../../shared/cancellations/outcome-counts.js';
 import { isTransientDatabaseError } from '../../../shared/db/database-errors.js';
 import { cancelledJobIds } from '../../../shared/jobs/cancellation-jobs.repository.js';
 import { cancelBatchJobSchema } from '../../../shared/jobs/job-catalogue.js';
-import { keyLifetimes, WITHDRAWN } from '../../../shared/jobs/redis-keys.js';
+import { keyLifetimes, WITHDRAWN } from '../../../shared/redis/redis-keys.js';
 import { type MemberEnd, membersFinished } from '../../jobs/job-end/member-ends.js';
 import type { WorkerDeps } from '../../worker-context.js';
 import type { RewardOutcome } from '../reward-cancellations.repository.js';

@@ -1,6 +1,6 @@
 import { type BatchMember, singleCancelDeduplicationKey } from '../../../shared/cancellations/member-ids.js';
-import type { RedisConnection } from '../../../shared/jobs/redis.js';
-import { abortKey, cancelDedupKey } from '../../../shared/jobs/redis-keys.js';
+import type { RedisConnection } from '../../../shared/redis/redis.js';
+import { abortKey, cancelDedupKey } from '../../../shared/redis/redis-keys.js';
 
 /**
  * A worker taking a batch: each member's abort mark (KEYS[i]), and its dedup key (KEYS[n + i]) deleted

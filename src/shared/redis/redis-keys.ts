@@ -1,4 +1,4 @@
-import type { QueueName } from './job-catalogue.js';
+import type { QueueName } from '../jobs/job-catalogue.js';
 
 /**
  * Every Redis key the service spells itself, and how long each lives: the one place the layout is

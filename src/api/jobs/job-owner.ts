@@ -1,4 +1,4 @@
-import type { RedisConnection } from './redis.js';
+import type { RedisConnection } from '../../shared/redis/redis.js';
 
 /**
  * Which merchant a job belongs to, as a field of its own in the job's hash (a bulk job's, or a single
