@@ -1,15 +1,14 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
 import { requestAbort } from '../../src/shared/jobs/job-abort.js';
 import { deduplicationKey } from '../../src/shared/jobs/job-catalogue.js';
 import { cancelSingleRewards } from '../../src/worker/cancellations/reward-cancellations.repository.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { lockRewards } from '../helpers/row-locks.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually, startTestWorker } from '../helpers/worker.js';
 
 /**
@@ -20,26 +19,22 @@ import { eventually, startTestWorker } from '../helpers/worker.js';
 
 const abortPath = '/api/v1/integration/jobs/cancel';
 
-let env: TestEnvironment;
-let api: TestApi;
-let merchant: MerchantFixture;
-let other: MerchantFixture;
-
-beforeAll(async () => {
-  // Batches of 10 rewards, one player (10 rewards) per slice; above 50 players a job is split into parts of 20.
-  // One bulk job at a time, so that a held part keeps the parts behind it waiting.
-  env = await createTestEnvironment({
+// Batches of 10 rewards, one player (10 rewards) per slice; above 50 players a job is split into parts of 20.
+// One bulk job at a time, so that a held part keeps the parts behind it waiting.
+const { env, api } = useTestContext({
+  settings: {
     CANCEL_BATCH_SIZE: '10',
     FANOUT_THRESHOLD: '50',
     FANOUT_CHUNK_SIZE: '20',
     WORKER_BULK_CONCURRENCY: '1',
-  });
-  api = await startTestApi(env);
-  [merchant, other] = await Promise.all([createMerchant(env.db), createMerchant(env.db)]);
+  },
+  api: true,
 });
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
+let merchant: MerchantFixture;
+let other: MerchantFixture;
+
+beforeAll(async () => {
+  [merchant, other] = await Promise.all([createMerchant(env.db), createMerchant(env.db)]);
 });
 
 async function rewardsOf(prefix: string, players: number, perPlayer = 10) {
