@@ -3,7 +3,7 @@
 #   api (default)  node --import ./dist/shared/telemetry/telemetry.preload.js dist/api/index.js
 #   worker         node --import ./dist/shared/telemetry/telemetry.preload.js dist/worker/index.js
 #   migrate        node dist/tools/migrate.cli.js
-#   seed           node dist/seed/seed.cli.js [flags]
+#   seed           node dist/tools/seed/seed.cli.js [flags]
 # No HEALTHCHECK here: the orchestrator (docker compose, Kubernetes) probes /readyz itself.
 
 ARG NODE_IMAGE=node:24-bookworm-slim

@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     };
     const api = await services.start('api', 'api', environment, { DATABASE_URL: relayUrl.toString() });
     const client = new MerchantClient(api.baseUrl, { id: merchant.id, secretKey: merchant.secretKey });
-    // The seed's players: `player-000001` onwards (src/seed/volume-seed.ts).
+    // The seed's players: `player-000001` onwards (src/tools/seed/volume-seed.ts).
     const width = Math.max(6, String(players).length);
     const playerIds = Array.from({ length: players }, (_, index) => `player-${String(index + 1).padStart(width, '0')}`);
     if (merchant.playerIds.first !== playerIds[0] || merchant.playerIds.last !== playerIds.at(-1)) {

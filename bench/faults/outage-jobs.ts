@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
-import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
+import { queueNames } from '../../src/shared/redis/redis-keys.js';
 import type { JobStatus, MerchantClient } from '../lib/merchant-client.js';
 import { pollUntil } from '../lib/progress.js';
 

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
+import { queueNames } from '../../src/shared/redis/redis-keys.js';
 
 /**
  * The run's own queue prefix in Redis (a hash tag, as in production). Only keys under it are ever

@@ -1,6 +1,6 @@
 import type { ServiceGroup } from './processes.js';
 
-/** A merchant made by the seed command, as its JSON report prints it (src/seed/seed-report.ts). */
+/** A merchant made by the seed command, as its JSON report prints it (src/tools/seed/seed-report.ts). */
 export interface SeededMerchant {
   id: string;
   secretKey: string;
@@ -21,7 +21,7 @@ export interface SeedVolume {
 }
 
 /**
- * Runs the real seed command (`node dist/seed/seed.cli.js`, set-based SQL) against the template
+ * Runs the real seed command (`node dist/tools/seed/seed.cli.js`, set-based SQL) against the template
  * database and returns the merchants it made. Every call makes new merchants.
  */
 export async function seedMerchants(
@@ -39,7 +39,7 @@ export async function seedMerchants(
     ['--sessions', volume.sessions],
     ['--bet-slip-items', volume.betSlipItems],
   ].flatMap(([flag, value]) => [String(flag), String(value)]);
-  const stdout = await services.run('dist/seed/seed.cli.js', args, name, {
+  const stdout = await services.run('dist/tools/seed/seed.cli.js', args, name, {
     DATABASE_URL: env.databaseUrl,
     REDIS_URL: env.redisUrl,
     // The bench runs the built code as production does; its databases are made-up data on purpose.

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
+import { queueNames } from '../../src/shared/redis/redis-keys.js';
 import { startRedisServer } from '../../test/helpers/redis-server.js';
 import { REDIS_MEMORY_HEADROOM_MIB, type RedisMemoryRun } from '../figures/redis-memory.js';
 import { BULK_CANCEL_PATH } from '../lib/api-paths.js';

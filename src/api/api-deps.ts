@@ -1,7 +1,7 @@
 import type { Config } from '../shared/config/config.js';
 import { createDb, type Db } from '../shared/db/client.js';
-import { ShardLayout } from '../shared/jobs/shards.js';
 import { createRedis, type RedisConnection } from '../shared/redis/redis.js';
+import { ShardLayout } from '../shared/redis/shards.js';
 import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
 import type { Logger } from '../shared/telemetry/logger.js';
 import { Metrics } from '../shared/telemetry/metrics.js';

@@ -2,6 +2,7 @@ import { HTTPException } from 'hono/http-exception';
 import { isDatabaseBusy, isDatabaseUnavailable } from '../shared/db/database-errors.js';
 import { errorResponse } from '../shared/errors/error-response.js';
 import { AppError } from '../shared/errors/errors.js';
+import { BULK_ROUTE_PATHS } from './cancellations/bulk-cancel-route.js';
 import type { ApiDeps, App } from './context.js';
 import { adminSecurityHeaders } from './http/admin-security-headers.js';
 import { bodyLimitBeforeAuthentication } from './http/body-limits.js';
@@ -50,7 +51,7 @@ function newApp(deps: ApiDeps, registerRoutes: (app: App) => void): App {
   const app = createOpenApiApp();
 
   app.use('*', requestContext(deps));
-  app.use('*', readRequestBody(bodyLimitBeforeAuthentication(deps.config), deps.bodyBudget));
+  app.use('*', readRequestBody(bodyLimitBeforeAuthentication(deps.config, BULK_ROUTE_PATHS), deps.bodyBudget));
 
   registerRoutes(app);
 

@@ -1,4 +1,4 @@
-import { DEMO_MERCHANT } from '../seed/demo-data.js';
+import { DEMO_MERCHANT } from './seed/demo-data.js';
 import { buildSignedFields } from './signed-request.js';
 
 export interface BannerOptions {

@@ -1,6 +1,6 @@
 import { SIGNATURE_HEADER, signatureHeaderValue, signMessage } from '../api/auth/signature.js';
-import { DEMO_MERCHANT } from '../seed/demo-data.js';
 import { type CommandLine, type FlagValues, parseCommandLine, parseWholeNumber } from './command-line.js';
+import { DEMO_MERCHANT } from './seed/demo-data.js';
 
 /** What `npm run sign` prints: the signed fields first, then the caller's extra fields. */
 export type SignedFields = { merchantId: string; timestamp: number; hash: string } & Record<string, unknown>;

@@ -1,5 +1,3 @@
-import { seedDemo } from '../seed/demo-seed.js';
-import { seedRefusal } from '../seed/seed-guard.js';
 import { type Config, ConfigError, loadConfig, localEnvironment } from '../shared/config/config.js';
 import { createDb } from '../shared/db/client.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
@@ -8,6 +6,8 @@ import { DEVELOPMENT_ADMIN_TOKEN_FILE, developmentAdminToken } from './developme
 import { renderBanner } from './local-banner.js';
 import { LocalProcess, waitUntilReady } from './local-process.js';
 import { checkRedis, ensureDatabase, LocalServerError } from './local-servers.js';
+import { seedDemo } from './seed/demo-seed.js';
+import { seedRefusal } from './seed/seed-guard.js';
 
 /**
  * `npm start`: the service on this machine in one command, against the Postgres and Redis on the

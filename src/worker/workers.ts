@@ -1,7 +1,8 @@
 import { DelayedError, type Job, type Processor, UnrecoverableError, Worker } from 'bullmq';
 import { isDatabaseUnavailable, isTransientDatabaseError } from '../shared/db/database-errors.js';
-import { type JobName, jobNames, type QueueName, queueNames } from '../shared/jobs/job-catalogue.js';
+import { type JobName, jobNames } from '../shared/jobs/job-catalogue.js';
 import { queueTelemetry } from '../shared/jobs/queue-telemetry.js';
+import { type QueueName, queueNames } from '../shared/redis/redis-keys.js';
 import { createBulkCancelProcessor } from './cancellations/bulk-cancel.processor.js';
 import { createBulkCancelByQueryProcessor } from './cancellations/bulk-cancel-by-query.processor.js';
 import { createBulkCancelPartProcessor } from './cancellations/bulk-cancel-part.processor.js';

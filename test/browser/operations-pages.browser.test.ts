@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
-import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
+import { queueNames } from '../../src/shared/redis/redis-keys.js';
 import { webhookEventId, webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { launchChromium, offlineContext } from '../helpers/browser.js';

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { seedRefusal } from '../../src/seed/seed-guard.js';
 import { ConfigError, loadConfig } from '../../src/shared/config/config.js';
 import { generateKeyRingText } from '../../src/shared/secrets/key-ring-text.js';
+import { seedRefusal } from '../../src/tools/seed/seed-guard.js';
 
 // With NODE_ENV=production the demo seed and WEBHOOK_ALLOW_PRIVATE=true are refused at start, each
 // with one sentence naming the setting. No Docker engine runs here, so the compose file is read as
@@ -77,7 +77,7 @@ describe('the demo seed with NODE_ENV=production', () => {
   });
 
   it('stops `npm run seed` before it touches the database', () => {
-    const child = start('src/seed/seed.cli.ts', {});
+    const child = start('src/tools/seed/seed.cli.ts', {});
     expect(child.status).toBe(2);
     expect(child.stderr.trim()).toBe(
       "seed: refused with NODE_ENV=production, because the demo merchant's secret is public; " +

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobShard, ShardLayout } from '../../src/shared/jobs/shards.js';
+import { jobShard, ShardLayout } from '../../src/shared/redis/shards.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { brokenPromises, cancelledByJobs, waitForCompletedJob } from '../helpers/fault-checks.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';

@@ -1,7 +1,8 @@
 import { type Job, Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
-import { partJobId, type QueueName, queueNames } from '../../src/shared/jobs/job-catalogue.js';
+import { partJobId } from '../../src/shared/jobs/job-catalogue.js';
+import { type QueueName, queueNames } from '../../src/shared/redis/redis-keys.js';
 
 /**
  * The queue job that holds a merchant's job id: the job itself, or, for a single cancel stored with

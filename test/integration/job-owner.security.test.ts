@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_OWNER_FIELD } from '../../src/api/jobs/job-owner.js';
 import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
-import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
-import { jobKey } from '../../src/shared/redis/redis-keys.js';
+import { jobKey, queueNames } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { fetchJobStatus, requestCancellation } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
 import type { Config } from '../../src/shared/config/config.js';
-import { jobShard, ShardLayout } from '../../src/shared/jobs/shards.js';
+import { jobShard, ShardLayout } from '../../src/shared/redis/shards.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobShard, ShardLayout, shardJobId } from '../../src/shared/jobs/shards.js';
+import { jobShard, ShardLayout, shardJobId } from '../../src/shared/redis/shards.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { fetchJobStatus, requestCancellation } from '../helpers/cancellation.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';

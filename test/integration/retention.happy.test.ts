@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueNames } from '../../src/shared/jobs/job-catalogue.js';
-import { jobKey } from '../../src/shared/redis/redis-keys.js';
+import { jobKey, queueNames } from '../../src/shared/redis/redis-keys.js';
 import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { RetentionSweeper } from '../../src/worker/retention/retention-sweeper.js';

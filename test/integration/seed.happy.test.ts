@@ -4,19 +4,19 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestSessionToken } from '../../src/api/bet-slip/session-token.js';
-import { DEMO_MERCHANT } from '../../src/seed/demo-data.js';
-import { seedDemo } from '../../src/seed/demo-seed.js';
-import { DEFAULT_VOLUME, parseSeedArgs, type VolumeSeedOptions } from '../../src/seed/seed-options.js';
-import type { SeedReport } from '../../src/seed/seed-report.js';
-import { seedVolume } from '../../src/seed/volume-seed.js';
 import type { Db } from '../../src/shared/db/client.js';
+import { DEMO_MERCHANT } from '../../src/tools/seed/demo-data.js';
+import { seedDemo } from '../../src/tools/seed/demo-seed.js';
+import { DEFAULT_VOLUME, parseSeedArgs, type VolumeSeedOptions } from '../../src/tools/seed/seed-options.js';
+import type { SeedReport } from '../../src/tools/seed/seed-report.js';
+import { seedVolume } from '../../src/tools/seed/volume-seed.js';
 import { buildSignedFields, toQueryString } from '../../src/tools/signed-request.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';
 
 const run = promisify(execFile);
-const seedCliPath = fileURLToPath(new URL('../../src/seed/seed.cli.ts', import.meta.url));
+const seedCliPath = fileURLToPath(new URL('../../src/tools/seed/seed.cli.ts', import.meta.url));
 
 let env: TestEnvironment;
 let api: TestApi;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ShardLayout } from '../../src/shared/jobs/shards.js';
+import { ShardLayout } from '../../src/shared/redis/shards.js';
 import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import {
   addPending,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { batchIdOf, memberJobId, newBatchId } from '../../src/shared/cancellations/member-ids.js';
 import { loadConfig } from '../../src/shared/config/config.js';
-import { jobShard, parseShardList, ShardLayout, shardJobId } from '../../src/shared/jobs/shards.js';
 import { queueShardPrefix } from '../../src/shared/redis/redis-keys.js';
+import { jobShard, parseShardList, ShardLayout, shardJobId } from '../../src/shared/redis/shards.js';
 import { isUuid } from '../../src/shared/wire-rules.js';
 
 const base = { DATABASE_URL: 'postgres://localhost/x', REDIS_URL: 'redis://localhost' };

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseSignatureHeader, verifyBodyBound, verifySignature } from '../../src/api/auth/signature.js';
-import { DEMO_MERCHANT } from '../../src/seed/demo-data.js';
+import { DEMO_MERCHANT } from '../../src/tools/seed/demo-data.js';
 import {
   buildSignedFields,
   parseSignArgs,

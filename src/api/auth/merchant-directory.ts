@@ -1,10 +1,9 @@
 import { LoadingCache } from '../../shared/cache/loading-cache.js';
 import { buildIpMatcher } from '../../shared/config/ip-ranges.js';
-import type { Db } from '../../shared/db/client.js';
+import type { Db, Executor } from '../../shared/db/client.js';
 import { isDatabaseUnavailable } from '../../shared/db/database-errors.js';
 import type { Merchant, MerchantStatus, SignatureVersion } from '../../shared/db/schema.js';
 import { openStoredSecret, type SecretSealer } from '../../shared/secrets/secret-sealer.js';
-import { findMerchantById } from '../merchants/merchants.repository.js';
 import type { ReadRouter } from '../reads/read-router.js';
 
 export interface AuthenticatedMerchant {
@@ -40,6 +39,11 @@ export interface MerchantDirectoryOptions {
 interface CachedMerchant {
   merchant: AuthenticatedMerchant;
   bytes: number;
+}
+
+/** The merchant's row as stored: what the directory caches, and what the admin API reads back. */
+export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
+  return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
 }
 
 /** An id that names no merchant costs its key and the bookkeeping around it. */

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { Operation } from '../../shared/jobs/job-catalogue.js';
+import type { Operation } from '../../shared/db/schema.js';
 import { runInContext } from '../../shared/telemetry/trace-context.js';
 import type { AppEnv } from '../context.js';
 import { errorResponse } from '../http/schemas.js';

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../../shared/errors/errors.js';
-import type { ShardLayout } from '../../shared/jobs/shards.js';
 import { noAnswerWithin, withDeadline } from '../../shared/process/deadline.js';
 import type { RedisConnection } from '../../shared/redis/redis.js';
 import {
@@ -10,6 +9,7 @@ import {
   merchantRecordCountKey,
   signatureReplayKey,
 } from '../../shared/redis/redis-keys.js';
+import type { ShardLayout } from '../../shared/redis/shards.js';
 import { type BodyBoundSignature, canonicalSignatureHeader } from '../auth/signature.js';
 import { doneRecord, pendingRecord, readRecord, sameFingerprint } from './idempotency-record.js';
 import { countArguments, countScript, type RecordCount, recordBoundReached } from './record-count.js';

@@ -1,12 +1,13 @@
 import type { Queue } from 'bullmq';
+import type { Operation } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors/errors.js';
-import { type JobPayload, jobCatalogue, type Operation, queueNames } from '../../shared/jobs/job-catalogue.js';
+import { type JobPayload, jobCatalogue } from '../../shared/jobs/job-catalogue.js';
 import { MerchantTurns } from '../../shared/jobs/merchant-turns.js';
 import { ShardedQueues } from '../../shared/jobs/queues.js';
-import type { ShardLayout } from '../../shared/jobs/shards.js';
 import { noAnswerWithin, withDeadline } from '../../shared/process/deadline.js';
 import type { RedisConnection } from '../../shared/redis/redis.js';
-import { jobKey } from '../../shared/redis/redis-keys.js';
+import { jobKey, queueNames } from '../../shared/redis/redis-keys.js';
+import type { ShardLayout } from '../../shared/redis/shards.js';
 import {
   activeContext,
   activeSpanUnsampled,

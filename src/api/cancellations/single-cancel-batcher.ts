@@ -1,7 +1,5 @@
 import type { Queue } from 'bullmq';
 import { type BatchMember, batchIdOf, memberJobId, newBatchId } from '../../shared/cancellations/member-ids.js';
-import { queueNames } from '../../shared/jobs/job-catalogue.js';
-import type { ShardLayout } from '../../shared/jobs/shards.js';
 import type { RedisConnection } from '../../shared/redis/redis.js';
 import {
   abortKey,
@@ -10,8 +8,10 @@ import {
   jobKey,
   jobKeyPrefix,
   keyLifetimes,
+  queueNames,
   WITHDRAWN,
 } from '../../shared/redis/redis-keys.js';
+import type { ShardLayout } from '../../shared/redis/shards.js';
 import { recordJobOwner } from '../jobs/job-owner.js';
 
 /**

@@ -1,9 +1,5 @@
 import type { Config } from '../../shared/config/config.js';
-import { BULK_ROUTE_PATHS } from '../cancellations/bulk-cancel-route.js';
 import type { BodyLimit } from '../library-bypasses/request-body.js';
-
-/** The only merchant routes whose bodies may be large: up to BULK_MAX_ITEMS identifiers. */
-const LARGE_BODY_PATHS: ReadonlySet<string> = new Set(BULK_ROUTE_PATHS);
 
 /** Under here the bearer token is a header: the admin gate runs first, then the body is read (admin-routes.ts). */
 const ADMIN_API_PREFIX = '/admin/v1/';
@@ -15,13 +11,15 @@ const ADMIN_API_PREFIX = '/admin/v1/';
  * far above any signed read or single cancel), and only bulkCancel and bulkCancelByQuery take up to
  * BODY_LIMIT_BYTES (2 MiB: 10,000 identifiers). The admin API takes large bodies too (10,000 rewards in a
  * request), but only after its bearer token, a header, has been checked: `null` says "not here, after
- * the admin gate".
+ * the admin gate". `largeBodyPaths` are the bulk routes' paths (the wiring passes them: plumbing knows no
+ * route).
  */
-export function bodyLimitBeforeAuthentication(config: Config): BodyLimit {
+export function bodyLimitBeforeAuthentication(config: Config, largeBodyPaths: readonly string[]): BodyLimit {
   const small = Math.min(config.SMALL_BODY_LIMIT_BYTES, config.BODY_LIMIT_BYTES);
+  const large: ReadonlySet<string> = new Set(largeBodyPaths);
   return (c) => {
     const path = c.req.path;
-    if (LARGE_BODY_PATHS.has(path)) return config.BODY_LIMIT_BYTES;
+    if (large.has(path)) return config.BODY_LIMIT_BYTES;
     if (path.startsWith(ADMIN_API_PREFIX)) return null;
     return small;
   };

@@ -2,21 +2,22 @@ import { batchIdOf } from '../../shared/cancellations/member-ids.js';
 import { outcomeCounts } from '../../shared/cancellations/outcome-counts.js';
 import type { Db } from '../../shared/db/client.js';
 import type { CancellationJobRow } from '../../shared/db/schema.js';
+import { operations } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors/errors.js';
 import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
-import { operations, queueNames } from '../../shared/jobs/job-catalogue.js';
 import type { JobStateName, JobStatus } from '../../shared/jobs/job-status-schema.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
-import type { ShardLayout } from '../../shared/jobs/shards.js';
 import type { RedisConnection } from '../../shared/redis/redis.js';
 import {
   abortKey,
   jobChildrenKeys,
   jobKey,
   keyLifetimes,
+  queueNames,
   RAN_TO_END,
   WITHDRAWN,
 } from '../../shared/redis/redis-keys.js';
+import type { ShardLayout } from '../../shared/redis/shards.js';
 import type { ReadRouter } from '../reads/read-router.js';
 import { JOB_OWNER_FIELD } from './job-owner.js';
 

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { operations } from '../../shared/jobs/job-catalogue.js';
+import { operations } from '../../shared/db/schema.js';
 import { JobStatusSchema } from '../../shared/jobs/job-status-schema.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
 import type { MerchantRouteMiddleware } from '../auth/merchant-auth.middleware.js';

@@ -1,4 +1,4 @@
-import type { Operation } from '../../shared/jobs/job-catalogue.js';
+import type { Operation } from '../../shared/db/schema.js';
 import type { PublicJobStatus } from '../../shared/jobs/job-status-schema.js';
 import { toPublicStatus } from '../../shared/jobs/public-status.js';
 import type { ApiDeps } from '../context.js';

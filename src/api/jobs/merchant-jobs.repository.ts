@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../shared/db/client.js';
-import type { CancellationJobRow, JobState } from '../../shared/db/schema.js';
-import type { Operation } from '../../shared/jobs/job-catalogue.js';
+import type { CancellationJobRow, JobState, Operation } from '../../shared/db/schema.js';
 
 export interface MerchantJobsQuery {
   merchantId: string;

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
+import type { Operation } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors/errors.js';
 import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
-import type { Operation } from '../../shared/jobs/job-catalogue.js';
 import type { AppEnv } from '../context.js';
 
 /**

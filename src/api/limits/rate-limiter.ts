@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Counter } from 'prom-client';
-import type { ShardLayout } from '../../shared/jobs/shards.js';
 import { noAnswerWithin, withDeadline } from '../../shared/process/deadline.js';
 import { rateLimitKey } from '../../shared/redis/redis-keys.js';
+import type { ShardLayout } from '../../shared/redis/shards.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { LocalTokenBuckets } from './local-token-buckets.js';
 

@@ -5,7 +5,7 @@ import type { Db } from '../../shared/db/client.js';
 import type { Merchant } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors/errors.js';
 import { uuidSchema } from '../../shared/wire-rules.js';
-import { findMerchantById } from './merchants.repository.js';
+import { findMerchantById } from '../auth/merchant-directory.js';
 
 /** What every admin route declares in the OpenAPI document. */
 export const adminRouteMeta = {

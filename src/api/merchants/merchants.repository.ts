@@ -4,10 +4,6 @@ import type { Executor } from '../../shared/db/client.js';
 import type { Database, Merchant, MerchantStatus, SignatureVersion } from '../../shared/db/schema.js';
 import { openStoredSecret, type SecretSealer, SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
 
-export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
-  return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
-}
-
 /** The merchant's row, locked until the transaction ends: what an audited change replaces. */
 export async function lockMerchant(trx: Transaction<Database>, merchantId: string): Promise<Merchant | undefined> {
   return trx.selectFrom('merchants').selectAll().where('id', '=', merchantId).forUpdate().executeTakeFirst();

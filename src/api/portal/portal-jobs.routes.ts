@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
+import { operations } from '../../shared/db/schema.js';
 import { AppError } from '../../shared/errors/errors.js';
-import { operations } from '../../shared/jobs/job-catalogue.js';
 import { toPublicStatus } from '../../shared/jobs/public-status.js';
 import { IDENTIFIER_MAX_LENGTH, jobIdSchema, uuidSchema } from '../../shared/wire-rules.js';
 import type { App } from '../context.js';

@@ -1,5 +1,5 @@
 import { deduplicationKey, type JobPayload } from '../jobs/job-catalogue.js';
-import { shardJobId } from '../jobs/shards.js';
+import { shardJobId } from '../redis/shards.js';
 
 /**
  * The ids of single cancels stored in batches (one queue job per merchant for the requests that

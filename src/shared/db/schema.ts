@@ -1,5 +1,4 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Operation } from '../jobs/job-catalogue.js';
 
 /**
  * Kysely's view of the tables created by the migrations in ./migrations. Numeric columns come back
@@ -9,6 +8,10 @@ import type { Operation } from '../jobs/job-catalogue.js';
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Numeric = ColumnType<string, string | number, string | number>;
+
+/** The merchant operations that make a cancellation job (the `operation` column). */
+export const operations = ['cancel', 'bulkCancel', 'bulkCancelByQuery'] as const;
+export type Operation = (typeof operations)[number];
 
 export const merchantStatuses = ['ACTIVE', 'DISABLED'] as const;
 export type MerchantStatus = (typeof merchantStatuses)[number];

@@ -1,6 +1,6 @@
 import type { RedisConnection } from '../redis/redis.js';
 import { abortKey, keyLifetimes, RAN_TO_END } from '../redis/redis-keys.js';
-import type { ShardLayout } from './shards.js';
+import type { ShardLayout } from '../redis/shards.js';
 
 /**
  * A merchant's request to abort a job: one small key per aborted job (redis-keys.ts), kept as long as

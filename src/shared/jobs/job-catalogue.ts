@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { DefaultJobOptions } from 'bullmq';
 import { z } from 'zod';
+import type { Operation } from '../db/schema.js';
+import { queueNames } from '../redis/redis-keys.js';
 import { identifierSchema, uuidSchema } from '../wire-rules.js';
 
 /**
@@ -8,17 +10,6 @@ import { identifierSchema, uuidSchema } from '../wire-rules.js';
  * builders and default options. The API builds payloads from it, the worker parses them with it,
  * and the worker refuses to start if a kind has no processor.
  */
-
-export const queueNames = {
-  /** Single `cancel` requests, stored in batches (`cancelBatch`) and coalesced by the worker. */
-  single: 'cancel',
-  /** bulkCancel, bulkCancelByQuery, and the child jobs that split them across workers. */
-  bulk: 'bulk-cancel',
-} as const;
-export type QueueName = (typeof queueNames)[keyof typeof queueNames];
-
-export const operations = ['cancel', 'bulkCancel', 'bulkCancelByQuery'] as const;
-export type Operation = (typeof operations)[number];
 
 const uuid = uuidSchema();
 const identifier = identifierSchema();

@@ -1,7 +1,7 @@
 import type { Db } from '../db/client.js';
+import type { Operation } from '../db/schema.js';
 import type { WebhookNotifier } from '../webhooks/webhook-notifier.js';
 import { type JobOutcome as AuditRow, recordJobsFinished } from './cancellation-jobs.repository.js';
-import type { Operation } from './job-catalogue.js';
 import type { PublicJobStatus } from './job-status-schema.js';
 import { toPublicStatus } from './public-status.js';
 

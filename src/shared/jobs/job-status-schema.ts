@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
+import { operations } from '../db/schema.js';
 import { uuidSchema } from '../wire-rules.js';
-import { operations } from './job-catalogue.js';
 
 /**
  * The one declaration of a job's status on the wire: the job-status route validates and documents

@@ -1,6 +1,6 @@
 import type { RedisConnection } from '../redis/redis.js';
 import { keyLifetimes, merchantJobsKey, merchantTurnsKey } from '../redis/redis-keys.js';
-import type { ShardLayout } from './shards.js';
+import type { ShardLayout } from '../redis/shards.js';
 
 /**
  * Fair turns between merchants on the bulk queue, and each merchant's cap of queued bulk jobs.

@@ -1,9 +1,10 @@
 import { Queue } from 'bullmq';
 import type { RedisConnection } from '../redis/redis.js';
+import { type QueueName, queueNames } from '../redis/redis-keys.js';
+import { jobShard, type ShardLayout } from '../redis/shards.js';
 import { webhookJobOptions, webhookQueueName } from '../webhooks/webhook-catalogue.js';
-import { defaultJobOptions, type QueueName, queueNames } from './job-catalogue.js';
+import { defaultJobOptions } from './job-catalogue.js';
 import { queueTelemetry } from './queue-telemetry.js';
-import { jobShard, type ShardLayout } from './shards.js';
 
 /** The two cancellation queues of one shard, by name. */
 type CancellationQueues = Record<QueueName, Queue>;

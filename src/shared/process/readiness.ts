@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/client.js';
-import type { ShardLayout } from '../jobs/shards.js';
 import type { RedisConnection } from '../redis/redis.js';
 import { readinessProbeKey } from '../redis/redis-keys.js';
+import type { ShardLayout } from '../redis/shards.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { noAnswerWithin, withDeadline } from './deadline.js';
 

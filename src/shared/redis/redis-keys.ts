@@ -1,5 +1,3 @@
-import type { QueueName } from '../jobs/job-catalogue.js';
-
 /**
  * Every Redis key the service spells itself, and how long each lives: the one place the layout is
  * written down. BullMQ spells its own keys (`<prefix>:<queue>:wait`, `…:<jobId>:logs`, …) from the
@@ -22,6 +20,15 @@ import type { QueueName } from '../jobs/job-catalogue.js';
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60 * SECOND_MS;
 const DAY_SECONDS = 24 * 60 * 60;
+
+/** The cancellation queues (the job catalogue says which jobs go to which). */
+export const queueNames = {
+  /** Single `cancel` requests, stored in batches (`cancelBatch`) and coalesced by the worker. */
+  single: 'cancel',
+  /** bulkCancel, bulkCancelByQuery, and the child jobs that split them across workers. */
+  bulk: 'bulk-cancel',
+} as const;
+export type QueueName = (typeof queueNames)[keyof typeof queueNames];
 
 /** How long the keys that expire live (the others are deleted by the code that owns them). */
 export const keyLifetimes = {

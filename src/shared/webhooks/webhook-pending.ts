@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { Db } from '../db/client.js';
-import type { ShardLayout } from '../jobs/shards.js';
 import type { RedisConnection } from '../redis/redis.js';
 import { keyLifetimes, webhookPendingIndexKey, webhookPendingKey } from '../redis/redis-keys.js';
+import type { ShardLayout } from '../redis/shards.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { webhookDeliveryJobSchema } from './webhook-catalogue.js';

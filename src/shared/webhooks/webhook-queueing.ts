@@ -1,8 +1,8 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
-import type { ShardLayout } from '../jobs/shards.js';
 import type { RedisConnection } from '../redis/redis.js';
+import type { ShardLayout } from '../redis/shards.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { WebhookDeliveryJob } from './webhook-catalogue.js';

@@ -1,5 +1,6 @@
 import { type Job, WaitingChildrenError } from 'bullmq';
-import { type JobPayload, partJobId, queueNames } from '../../shared/jobs/job-catalogue.js';
+import { type JobPayload, partJobId } from '../../shared/jobs/job-catalogue.js';
+import { queueNames } from '../../shared/redis/redis-keys.js';
 import { annotateActiveSpan } from '../../shared/telemetry/trace-context.js';
 import { abortRequested } from '../jobs/stop-checks.js';
 import type { WorkerDeps } from '../worker-context.js';

@@ -1,6 +1,6 @@
-import type { ShardLayout } from '../../shared/jobs/shards.js';
 import type { RedisConnection } from '../../shared/redis/redis.js';
 import { keyLifetimes, webhookInflightKey } from '../../shared/redis/redis-keys.js';
+import type { ShardLayout } from '../../shared/redis/shards.js';
 
 /**
  * Per-merchant slots for webhook attempts, across every worker (BullMQ's open-source queue has no

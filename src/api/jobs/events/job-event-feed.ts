@@ -1,7 +1,7 @@
 import { QueueEvents, QueueEventsProducer } from 'bullmq';
-import { type QueueName, queueNames } from '../../../shared/jobs/job-catalogue.js';
-import type { ShardLayout } from '../../../shared/jobs/shards.js';
 import type { RedisConnection } from '../../../shared/redis/redis.js';
+import { type QueueName, queueNames } from '../../../shared/redis/redis-keys.js';
+import type { ShardLayout } from '../../../shared/redis/shards.js';
 import type { Logger } from '../../../shared/telemetry/logger.js';
 
 /** A job of a queue had something happen to it (its id as the event names it: a part's, a batch's). */

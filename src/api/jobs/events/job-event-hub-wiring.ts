@@ -1,6 +1,6 @@
 import type { Config } from '../../../shared/config/config.js';
-import type { ShardLayout } from '../../../shared/jobs/shards.js';
 import { createRedis, type RedisConnection } from '../../../shared/redis/redis.js';
+import type { ShardLayout } from '../../../shared/redis/shards.js';
 import type { Logger } from '../../../shared/telemetry/logger.js';
 import type { ReadRouter } from '../../reads/read-router.js';
 import { findJobStatus, finishedJobRecords } from '../job-status.js';

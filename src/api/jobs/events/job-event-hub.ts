@@ -1,8 +1,8 @@
 import { batchIdOf } from '../../../shared/cancellations/member-ids.js';
 import { AppError } from '../../../shared/errors/errors.js';
-import { type QueueName, queueNames } from '../../../shared/jobs/job-catalogue.js';
 import type { JobStatus } from '../../../shared/jobs/job-status-schema.js';
 import { isFinished } from '../../../shared/jobs/public-status.js';
+import { type QueueName, queueNames } from '../../../shared/redis/redis-keys.js';
 import type { Logger } from '../../../shared/telemetry/logger.js';
 import { JobEventFeed } from './job-event-feed.js';
 import { JobSubscription } from './job-subscription.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_QUEUE_SHARDS, parseShardList } from '../../jobs/shards.js';
+import { MAX_QUEUE_SHARDS, parseShardList } from '../../redis/shards.js';
 import { nonNegativeInt, positiveInt } from './setting-types.js';
 
 /** The queue (prefix, shards, bounds, per-merchant records) and the database pools and their timeouts. */

@@ -1,7 +1,7 @@
 import type { Job, Worker } from 'bullmq';
-import { queueNames } from '../../../shared/jobs/job-catalogue.js';
 import { announceEnd, recordEnds } from '../../../shared/jobs/job-end.js';
 import { inJobTrace, type QueueTelemetry } from '../../../shared/jobs/queue-telemetry.js';
+import { queueNames } from '../../../shared/redis/redis-keys.js';
 import type { WorkerDeps } from '../../worker-context.js';
 import { DeferredSliceLister } from './deferred-slice-lister.js';
 import { taken } from './job-start.js';

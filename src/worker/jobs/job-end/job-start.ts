@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { recordJobsStarted } from '../../../shared/jobs/cancellation-jobs.repository.js';
-import { queueNames } from '../../../shared/jobs/job-catalogue.js';
+import { queueNames } from '../../../shared/redis/redis-keys.js';
 import type { WorkerDeps } from '../../worker-context.js';
 
 /** A bulk item (a merchant's job or a part) was taken by a worker: it no longer waits for its turn. */

@@ -1,12 +1,8 @@
 import type { Job } from 'bullmq';
+import type { Operation } from '../../../shared/db/schema.js';
 import { finishedJobIds } from '../../../shared/jobs/cancellation-jobs.repository.js';
 import { decideEnd } from '../../../shared/jobs/job-abort.js';
-import {
-  cancelBatchJobSchema,
-  type JobName,
-  jobCatalogue,
-  type Operation,
-} from '../../../shared/jobs/job-catalogue.js';
+import { cancelBatchJobSchema, type JobName, jobCatalogue } from '../../../shared/jobs/job-catalogue.js';
 import type { JobEnd } from '../../../shared/jobs/job-end.js';
 import type { WorkerDeps } from '../../worker-context.js';
 

@@ -1,4 +1,4 @@
-import type { Config } from '../shared/config/config.js';
+import type { Config } from '../../shared/config/config.js';
 
 /**
  * Why the seed must not run here, or null when it may. The demo merchant's secret is public (the

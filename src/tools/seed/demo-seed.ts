@@ -1,10 +1,10 @@
 import type { InsertResult, Transaction } from 'kysely';
-import { betSlipJson } from '../api/bet-slip/bet-slip-json.js';
-import { digestSessionToken } from '../api/bet-slip/session-token.js';
-import { betSlipItemRow } from '../api/bet-slip/sessions.repository.js';
-import type { Db } from '../shared/db/client.js';
-import type { Database } from '../shared/db/schema.js';
-import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
+import { betSlipJson } from '../../api/bet-slip/bet-slip-json.js';
+import { digestSessionToken } from '../../api/bet-slip/session-token.js';
+import { betSlipItemRow } from '../../api/bet-slip/sessions.repository.js';
+import type { Db } from '../../shared/db/client.js';
+import type { Database } from '../../shared/db/schema.js';
+import type { SecretSealer } from '../../shared/secrets/secret-sealer.js';
 import {
   DEMO_CANCELLED_AT,
   DEMO_CONFIGURATIONS,

@@ -1,4 +1,4 @@
-import { type CommandLine, type FlagValues, parseCommandLine, parseWholeNumber } from '../tools/command-line.js';
+import { type CommandLine, type FlagValues, parseCommandLine, parseWholeNumber } from '../command-line.js';
 
 /** Volumes of a generated seed; counts marked "per merchant" repeat for every merchant. */
 export interface VolumeSeedOptions {

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
-import { loadConfigOrExit, localEnvironment } from '../shared/config/config.js';
-import { createDb } from '../shared/db/client.js';
-import { keyRingFromConfig } from '../shared/secrets/key-ring.js';
-import { createLogger } from '../shared/telemetry/logger.js';
+import { loadConfigOrExit, localEnvironment } from '../../shared/config/config.js';
+import { createDb } from '../../shared/db/client.js';
+import { keyRingFromConfig } from '../../shared/secrets/key-ring.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { seedDemo } from './demo-seed.js';
 import { seedRefusal } from './seed-guard.js';
 import { parseSeedArgs, SEED_USAGE } from './seed-options.js';

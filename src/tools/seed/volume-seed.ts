@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
-import { type BetSlipItemInput, betSlipJson } from '../api/bet-slip/bet-slip-json.js';
-import { digestSessionToken, generateSessionToken } from '../api/bet-slip/session-token.js';
-import type { Db } from '../shared/db/client.js';
-import type { Database } from '../shared/db/schema.js';
-import type { SecretSealer } from '../shared/secrets/secret-sealer.js';
-import type { Logger } from '../shared/telemetry/logger.js';
+import { type BetSlipItemInput, betSlipJson } from '../../api/bet-slip/bet-slip-json.js';
+import { digestSessionToken, generateSessionToken } from '../../api/bet-slip/session-token.js';
+import type { Db } from '../../shared/db/client.js';
+import type { Database } from '../../shared/db/schema.js';
+import type { SecretSealer } from '../../shared/secrets/secret-sealer.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
 import type { VolumeSeedOptions } from './seed-options.js';
 import type { SeededMerchant, SeedReport, SeedTotals } from './seed-report.js';
 

@@ -1,5 +1,5 @@
-import type { BetSlipItemInput } from '../api/bet-slip/bet-slip-json.js';
-import type { ConfigurationStatus, RewardStatus } from '../shared/db/schema.js';
+import type { BetSlipItemInput } from '../../api/bet-slip/bet-slip-json.js';
+import type { ConfigurationStatus, RewardStatus } from '../../shared/db/schema.js';
 
 /**
  * The demo set loaded by `npm run seed` without flags. Every identifier is fixed so the README can

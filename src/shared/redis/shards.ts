@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { queueShardPrefix } from '../redis/redis-keys.js';
+import { queueShardPrefix } from './redis-keys.js';
 
 /**
  * Queue shards (docs/design.md, "Queue shards"): with QUEUE_SHARDS = N > 1 the cancellation queues are
