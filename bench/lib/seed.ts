@@ -1,3 +1,4 @@
+import type { VolumeSeedOptions } from '../../src/tools/seed/seed-options.js';
 import type { ServiceGroup } from './processes.js';
 
 /** A merchant made by the seed command, as its JSON report prints it (src/tools/seed/seed-report.ts). */
@@ -10,15 +11,8 @@ export interface SeededMerchant {
   sessionTokens: string[];
 }
 
-export interface SeedVolume {
-  merchants: number;
-  configurations: number;
-  gamesPerConfiguration: number;
-  players: number;
-  rewardsPerPlayer: number;
-  sessions: number;
-  betSlipItems: number;
-}
+/** The seed command's volume flags, as the bench passes them (the status mix stays off: every reward ACTIVE). */
+export type SeedVolume = Omit<VolumeSeedOptions, 'statusMix'>;
 
 /**
  * Runs the real seed command (`node dist/tools/seed/seed.cli.js`, set-based SQL) against the template
