@@ -1,27 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let replica: TestApi;
 let alice: MerchantFixture;
 let mallory: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   replica = await startTestApi(env);
   alice = await createMerchant(env.db);
   mallory = await createMerchant(env.db);
 });
 afterAll(async () => {
   await replica?.close();
-  await api?.close();
-  await env?.close();
 });
 
 describe('Idempotency-Key is per merchant', () => {

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { startTestApi } from '../helpers/api.js';
 import { requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { jobEventsQuery, openEventStream, type ReadEvent } from '../helpers/event-stream.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { lockRewards } from '../helpers/row-locks.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startTestWorker } from '../helpers/worker.js';
 
 /**
@@ -18,13 +18,9 @@ import { startTestWorker } from '../helpers/worker.js';
 const eventsPath = '/api/v1/integration/jobs/events';
 const HEARTBEAT_MS = 300;
 
-let env: TestEnvironment;
-let api: TestApi;
-let merchant: MerchantFixture;
-
-beforeAll(async () => {
-  // Above 50 players a job is split into parts of 20 players, run one at a time: progress in fifths.
-  env = await createTestEnvironment({
+// Above 50 players a job is split into parts of 20 players, run one at a time: progress in fifths.
+const { env, api } = useTestContext({
+  settings: {
     CANCEL_BATCH_SIZE: '10',
     FANOUT_THRESHOLD: '50',
     FANOUT_CHUNK_SIZE: '20',
@@ -33,13 +29,13 @@ beforeAll(async () => {
     // Only receiving a request is timed: a stream outlives these by far and is not cut.
     HTTP_REQUEST_TIMEOUT_MS: '1000',
     HTTP_HEADERS_TIMEOUT_MS: '1000',
-  });
-  api = await startTestApi(env);
-  merchant = await createMerchant(env.db);
+  },
+  api: true,
 });
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
+let merchant: MerchantFixture;
+
+beforeAll(async () => {
+  merchant = await createMerchant(env.db);
 });
 
 async function rewardsOf(prefix: string, players: number, perPlayer = 10) {

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createReadRouter } from '../../src/api/api-deps.js';
 import { createJobEventHub } from '../../src/api/jobs/events/job-event-hub-wiring.js';
 import { createRedis } from '../../src/shared/redis/redis.js';
 import { ShardLayout } from '../../src/shared/redis/shards.js';
 import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { Metrics } from '../../src/shared/telemetry/metrics.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { startTestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { jobEventsQuery, type OpenEventStream, openEventStream } from '../helpers/event-stream.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -23,15 +23,15 @@ import { eventually } from '../helpers/worker.js';
 const eventsPath = '/api/v1/integration/jobs/events';
 const PER_MERCHANT = 2;
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({
+  settings: { JOB_EVENTS_MAX_STREAMS_PER_MERCHANT: String(PER_MERCHANT) },
+  api: true,
+});
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 let jobId: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ JOB_EVENTS_MAX_STREAMS_PER_MERCHANT: String(PER_MERCHANT) });
-  api = await startTestApi(env);
   [merchant, other] = await Promise.all([createMerchant(env.db), createMerchant(env.db)]);
   const configuration = await createConfiguration(env.db, {
     merchantId: merchant.id,
@@ -45,10 +45,6 @@ beforeAll(async () => {
   });
   // No worker: the job stays queued, its streams stay open.
   jobId = await requestCancellation(api, merchant, 'bulkCancelByQuery', { playerIds: ['events-p1'] });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 function urlFor(query: string): string {

@@ -1,13 +1,12 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isAbortRequested } from '../../src/shared/jobs/job-abort.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { lockRewards } from '../helpers/row-locks.js';
 import { signedBody } from '../helpers/signing.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
+import { eventually } from '../helpers/worker.js';
 
 /**
  * Job ids are case-insensitive UUIDs: a caller that sends one back in upper case (a logging system, a
@@ -16,24 +15,18 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
  * id) never saw: the job ran to the end although the abort was answered 200.
  */
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+// Batches of 10 rewards (one player's), so that a running job can be held between two of them.
+const { env, api } = useTestContext({
+  settings: { CANCEL_BATCH_SIZE: '10', WORKER_BULK_CONCURRENCY: '1' },
+  api: true,
+  worker: true,
+});
 let merchant: MerchantFixture;
 let configurationId: string;
 
 beforeAll(async () => {
-  // Batches of 10 rewards (one player's), so that a running job can be held between two of them.
-  env = await createTestEnvironment({ CANCEL_BATCH_SIZE: '10', WORKER_BULK_CONCURRENCY: '1' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 const post = (path: string, fields: Record<string, unknown>) =>

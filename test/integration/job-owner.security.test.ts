@@ -1,31 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { JOB_OWNER_FIELD } from '../../src/api/jobs/job-owner.js';
 import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
 import { jobKey, queueNames } from '../../src/shared/redis/redis-keys.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { fetchJobStatus, requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // Whose job it is comes from a field of its own in the job's hash, never from the serialised payload:
 // a payload whose merchantId is not where a search would look for it cannot hand the job to another.
 
-let env: TestEnvironment;
-let api: TestApi;
+// No worker: jobs stay in Redis, where their status is read from.
+const { env, api } = useTestContext({ api: true });
 let owner: MerchantFixture;
 let other: MerchantFixture;
 
 beforeAll(async () => {
-  // No worker: jobs stay in Redis, where their status is read from.
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   owner = await createMerchant(env.db);
   other = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 describe('the owner of a job', () => {

@@ -1,33 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { fetchJobReport, parseJobReport } from '../helpers/job-report.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+// Batches of 3: the job's outcomes come from several transactions, and the report from several reads.
+const { env, api } = useTestContext({ settings: { CANCEL_BATCH_SIZE: '3' }, api: true, worker: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 let configurationId: string;
 
 beforeAll(async () => {
-  // Batches of 3: the job's outcomes come from several transactions, and the report from several reads.
-  env = await createTestEnvironment({ CANCEL_BATCH_SIZE: '3' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 type Line = { id: string | null; externalId: string | null; playerId: string | null; outcome: string };

@@ -1,30 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { fetchJobReport, jobReportPath } from '../helpers/job-report.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startTestWorker, type TestWorker } from '../helpers/worker.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let worker: TestWorker | undefined;
 let alice: MerchantFixture;
 let mallory: MerchantFixture;
 let configurationId: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   alice = await createMerchant(env.db);
   mallory = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: alice.id, startDate: Date.now() })).id;
 });
 afterAll(async () => {
   await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 function errorOf(body: Buffer): unknown {

@@ -1,13 +1,12 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { listDeferredSlices } from '../../src/shared/jobs/job-rewards.repository.js';
 import { LISTED_BEFORE_COMPLETION } from '../../src/worker/jobs/job-end/listing.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
+import { eventually } from '../helpers/worker.js';
 
 /**
  * Who lists a by-query job's rewards (docs/design.md §6): the worker, at the job's end; the API only
@@ -16,23 +15,13 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
 
 const path = '/api/v1/integration/jobs/rewards';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({ api: true, worker: true });
 let merchant: MerchantFixture;
 let configurationId: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 /** `perPlayer` rewards for each of `players` players, in one statement. */
