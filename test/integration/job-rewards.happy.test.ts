@@ -1,31 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { redeliver, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 const path = '/api/v1/integration/jobs/rewards';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+// Small batches and a low split threshold: listing must hold across batches and child jobs.
+const { env, api, worker } = useTestContext({
+  settings: { CANCEL_BATCH_SIZE: '7', FANOUT_THRESHOLD: '40', FANOUT_CHUNK_SIZE: '15' },
+  api: true,
+  worker: true,
+});
 let merchant: MerchantFixture;
 let configurationId: string;
 
 beforeAll(async () => {
-  // Small batches and a low split threshold: listing must hold across batches and child jobs.
-  env = await createTestEnvironment({ CANCEL_BATCH_SIZE: '7', FANOUT_THRESHOLD: '40', FANOUT_CHUNK_SIZE: '15' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 interface Page {

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fetchJobStatus } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { monitorRedis } from '../helpers/redis-monitor.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Job status costs O(1) in Redis whatever the backlog: with 100,000 single cancels waiting, a status
@@ -16,13 +15,10 @@ import { monitorRedis } from '../helpers/redis-monitor.js';
 
 const WAITING = 100_000;
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
   // No worker runs: every job stays waiting.
   const queue = api.deps.producer.queues.forShard(null).queues.cancel;
@@ -38,11 +34,6 @@ beforeAll(async () => {
     );
   }
 }, 120_000);
-
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
 
 /** Every command Redis runs (also inside scripts) that names this file's queue prefix, while `work` runs. */
 async function commandsDuring(work: () => Promise<void>): Promise<string[]> {

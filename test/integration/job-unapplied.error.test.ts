@@ -1,28 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 const path = '/api/v1/integration/jobs/unapplied';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let alice: MerchantFixture;
 let mallory: MerchantFixture;
 let aliceJob: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   alice = await createMerchant(env.db);
   mallory = await createMerchant(env.db);
   aliceJob = await requestCancellation(api, alice, 'bulkCancel', { externalIds: ['someone-else'] });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 async function answer(merchant: MerchantFixture, fields: Record<string, unknown>) {

@@ -1,36 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 const path = '/api/v1/integration/jobs/unapplied';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+// Batches of 3: the outcomes of one job come from several transactions.
+const { env, api } = useTestContext({ settings: { CANCEL_BATCH_SIZE: '3' }, api: true, worker: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 let configurationId: string;
 let otherConfigurationId: string;
 
 beforeAll(async () => {
-  // Batches of 3: the outcomes of one job come from several transactions.
-  env = await createTestEnvironment({ CANCEL_BATCH_SIZE: '3' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
   otherConfigurationId = (await createConfiguration(env.db, { merchantId: other.id, startDate: Date.now() })).id;
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 interface Entry {

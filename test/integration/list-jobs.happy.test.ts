@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** Issue 27 item 3: POST /api/v1/integration/jobs/list, keyset pages of a merchant's jobs, newest first. */
 
 const PATH = '/api/v1/integration/jobs/list';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({ api: true, worker: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 /** The merchant's job ids, oldest first. */
@@ -30,9 +26,6 @@ async function page(owner: MerchantFixture, fields: Record<string, unknown>): Pr
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
   const configuration = await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() });
@@ -54,11 +47,6 @@ beforeAll(async () => {
     jobIds.push(jobId);
   }
   await waitForJob(api, other, await requestCancellation(api, other, 'cancel', { externalId: 'elsewhere' }));
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 describe('jobs/list', () => {

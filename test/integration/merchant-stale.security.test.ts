@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MerchantDirectory } from '../../src/api/auth/merchant-directory.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
 import { serverOf, startTcpProxy, type TcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 // While Postgres is away, a merchant's last known record keeps its cancels (which need only Redis)
@@ -16,17 +15,18 @@ import { eventually } from '../helpers/worker.js';
 const TTL_MS = 100;
 const STALE_MAX_MS = 1_500;
 
-let env: TestEnvironment;
+const { env, api } = useTestContext({
+  settings: {
+    MERCHANT_CACHE_TTL_MS: String(TTL_MS),
+    MERCHANT_STALE_MAX_MS: String(STALE_MAX_MS),
+  },
+  api: true,
+});
 let proxy: TcpProxy;
 let proxiedDb: Db;
-let api: TestApi;
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({
-    MERCHANT_CACHE_TTL_MS: String(TTL_MS),
-    MERCHANT_STALE_MAX_MS: String(STALE_MAX_MS),
-  });
   proxy = await startTcpProxy(serverOf(env.databaseUrl));
   proxiedDb = createDb({
     connectionString: throughProxy(env.databaseUrl, proxy),
@@ -34,7 +34,6 @@ beforeAll(async () => {
     applicationName: 'rewards-test-stale',
     connectTimeoutMs: 300,
   });
-  api = await startTestApi(env);
   // The merchant records are read through the proxy, so that the test can take Postgres away from them.
   api.deps.merchants = new MerchantDirectory(proxiedDb, api.deps.secrets, {
     ttlMs: TTL_MS,
@@ -45,10 +44,8 @@ beforeAll(async () => {
   merchant = await createMerchant(env.db);
 });
 afterAll(async () => {
-  await api?.close();
   await proxiedDb?.destroy().catch(() => {});
   await proxy?.close();
-  await env?.close();
 });
 
 const cancel = (externalId: string) => api.post(cancelPaths.cancel, signedBody(merchant, { externalId }));

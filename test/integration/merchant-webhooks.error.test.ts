@@ -1,27 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type WebhookRouteName, webhookCall } from '../helpers/merchant-webhook-calls.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // The merchant webhook routes' refusals: bad input (400), no endpoint (409), unknown events (404) and the
 // per-merchant bounds (429 with Retry-After). No worker runs: nothing queued here is sent.
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({
+  settings: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_MANUAL_SENDS_PER_MINUTE: '3' },
+  api: true,
+});
 
 const call = (merchant: MerchantFixture, name: WebhookRouteName, fields: Record<string, unknown> = {}) =>
   webhookCall(api.baseUrl, merchant, name, fields);
-
-beforeAll(async () => {
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_MANUAL_SENDS_PER_MINUTE: '3' });
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
 
 describe('merchant webhook routes refuse', () => {
   it('bad input with 400 errorCode 1', async () => {
