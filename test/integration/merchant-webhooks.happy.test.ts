@@ -5,20 +5,25 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
 import { webhookEventId } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type WebhookRouteName, webhookCall } from '../helpers/merchant-webhook-calls.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { type ReceivedWebhook, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // A merchant serving itself through the signed merchant API, end to end in one process: the API, the
 // real delivery worker and a real HTTP receiver on 127.0.0.1 (WEBHOOK_ALLOW_PRIVATE), every delivery
 // verified with the standardwebhooks package. Retries shrunk 10,000 times (WEBHOOK_RETRY_SCALE).
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api, worker } = useTestContext({
+  settings: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_SCALE: '0.0001',
+    WEBHOOK_TIMEOUT_MS: '1500',
+  },
+  api: true,
+  worker: true,
+});
 let notifier: WebhookNotifier;
 let receiver: WebhookReceiver;
 
@@ -62,21 +67,11 @@ function deliveryOf(merchant: MerchantFixture, eventId: string, accept: (deliver
 const headersOf = (request: ReceivedWebhook) => request.headers as Record<string, string>;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCALE: '0.0001',
-    WEBHOOK_TIMEOUT_MS: '1500',
-  });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 beforeEach(() => {
   receiver.answer = () => 200;

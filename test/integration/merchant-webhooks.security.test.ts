@@ -3,20 +3,23 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
 import { webhookEventId } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { startTestApi } from '../helpers/api.js';
+import { createTestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type WebhookRouteName, webhookCall, webhookRouteNames } from '../helpers/merchant-webhook-calls.js';
 import { bodyBoundHeaders, signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // Who may do what with a merchant's webhook: only that merchant, signed like every merchant request,
 // and nothing secret in any answer but the one that makes the secret.
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api, worker } = useTestContext({
+  settings: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' },
+  api: true,
+  worker: true,
+});
 let notifier: WebhookNotifier;
 let receiver: WebhookReceiver;
 
@@ -51,17 +54,11 @@ function finished(): PublicJobStatus {
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 beforeEach(() => {
   receiver.answer = () => 200;

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type MigrationEvent, runMigrations } from '../../src/shared/db/migration-runner.js';
 import { migrations } from '../../src/shared/db/migrator.js';
 import * as fixture from '../fixtures/migrations/rewards-index-and-check.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * The migration-under-load fixture on a hash-partitioned `rewards` (what the schema becomes when
@@ -13,10 +13,9 @@ import { createTestEnvironment, type TestEnvironment } from '../helpers/environm
  */
 
 const PARTITIONS = 4;
-let env: TestEnvironment;
+const { env } = useTestContext();
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   // This file's own database: `rewards` replaced by a partitioned table of the columns the fixture uses.
   await sql`DROP TABLE rewards CASCADE`.execute(env.db);
   await sql`
@@ -39,9 +38,6 @@ beforeAll(async () => {
     SELECT m, CASE WHEN i % 3 = 0 THEN 'CANCELLED' ELSE 'ACTIVE' END, CASE WHEN i % 3 = 0 THEN now() END
     FROM generate_series(1, 20000) AS i, LATERAL (SELECT gen_random_uuid() AS m) AS merchant
   `.execute(env.db);
-});
-afterAll(async () => {
-  await env?.close();
 });
 
 describe('the index-and-check fixture on a partitioned rewards', () => {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   MigrationFailedError,
   MigrationLockTimeoutError,
@@ -7,8 +7,8 @@ import {
   runMigrations,
 } from '../../src/shared/db/migration-runner.js';
 import { migrations as projectMigrations } from '../../src/shared/db/migrator.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { holdReaderLock } from '../helpers/row-locks.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** The project's own migrations, with the default partition count. */
 const migrations = projectMigrations({});
@@ -19,14 +19,7 @@ const migrations = projectMigrations({});
  * and the migrations before it in the same run stay applied.
  */
 
-let env: TestEnvironment;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const { env } = useTestContext();
 
 async function applied(name: string): Promise<boolean> {
   const result = await sql`SELECT 1 FROM kysely_migration WHERE name = ${name}`.execute(env.db);

@@ -1,9 +1,9 @@
 import { type Kysely, sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type MigrationEvent, type MigrationModule, runMigrations } from '../../src/shared/db/migration-runner.js';
 import { migrations as projectMigrations } from '../../src/shared/db/migrator.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { holdReaderLock } from '../helpers/row-locks.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** The project's own migrations, with the default partition count. */
 const migrations = projectMigrations({});
@@ -14,14 +14,10 @@ const migrations = projectMigrations({});
  * `lock_timeout`, and a migration whose lock is not granted in time rolled back and tried again.
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   await sql`CREATE TABLE runner_probe (migration text PRIMARY KEY, txid bigint, lock_timeout text)`.execute(env.db);
-});
-afterAll(async () => {
-  await env?.close();
 });
 
 /** Records, from inside a migration, its transaction id and its lock_timeout. */

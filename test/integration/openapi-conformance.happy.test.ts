@@ -1,13 +1,12 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signMessage } from '../../src/api/auth/signature.js';
 import { buildMerchantDocument } from '../../src/api/operations/openapi-documents.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type Schema, SchemaSet } from '../helpers/json-schema-arbitrary.js';
 import { describeMutation, invalidMutations, validBoundaries } from '../helpers/json-schema-mutations.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * What openapi/merchant.json says, checked against the service from outside: for every merchant
@@ -43,18 +42,11 @@ const jsonOperations = Object.entries(document.paths).flatMap(([path, item]) =>
   }),
 );
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 /**

@@ -1,10 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SIGNING_EXAMPLE_PLACEHOLDERS } from '../../src/api/http/schemas.js';
 import { buildAdminDocument, buildMerchantDocument, documentText } from '../../src/api/operations/openapi-documents.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 type Operation = {
   operationId?: string;
@@ -20,8 +19,7 @@ type OpenApiDocument = {
   webhooks?: Record<string, Record<string, Operation>>;
 };
 
-let env: TestEnvironment;
-let api: TestApi;
+const { api } = useTestContext({ api: true });
 let document: OpenApiDocument;
 /** The admin listener's own document. */
 let adminDocument: OpenApiDocument;
@@ -34,14 +32,8 @@ async function fetchDocument(url: string): Promise<OpenApiDocument> {
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   document = await fetchDocument(`${api.baseUrl}/openapi.json`);
   adminDocument = await fetchDocument(`${api.adminUrl}/openapi.json`);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 /** Hono's `/a/:id` (or `/a/:id{regex}`) is OpenAPI's `/a/{id}`. */

@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi } from '../helpers/api.js';
 import { requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { webhookCall } from '../helpers/merchant-webhook-calls.js';
 import { ADMIN_AUTHORIZATION, issuePortalLink, openPortal, type PortalClient } from '../helpers/portal.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // The portal's walls, over HTTP with no browser: a link opens one session once, a session sees and acts
 // on its own merchant's data only, every write needs the session's CSRF token, and nothing the portal
 // answers carries a merchant's signing secret or webhook secret. No worker runs: the jobs stay queued,
 // which the status, the abort and the event stream find through the queue as they would a running one.
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ settings: { WEBHOOK_ALLOW_PRIVATE: 'true' }, api: true });
 let ours: MerchantFixture;
 let theirs: MerchantFixture;
 let portal: PortalClient;
@@ -54,8 +53,6 @@ async function webhookWithTestEvent(merchant: MerchantFixture): Promise<string> 
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true' });
-  api = await startTestApi(env);
   ours = await createMerchant(env.db, { name: 'Our merchant' });
   theirs = await createMerchant(env.db, { name: 'Their merchant' });
   secrets.push(ours.secretKey, theirs.secretKey);
@@ -63,10 +60,6 @@ beforeAll(async () => {
   theirEvent = await webhookWithTestEvent(theirs);
   await webhookWithTestEvent(ours);
   portal = await openPortal(api, await issuePortalLink(api, ours.id));
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 describe('portal links', () => {
