@@ -1,29 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { startPythonScenario } from '../helpers/python-client.js';
 import { serverOf, startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // The Python client's retries against the real service, the refusals provoked for real: a 429 from a
 // merchant's rate limit and from its queued-job cap (both set through the admin API), a 503 from a Redis
 // taken away behind a TCP proxy. Every retry ends in the job asked for, and in no other.
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
-});
+const { env, api, worker } = useTestContext({ api: true, worker: true });
 
 async function merchantWithRewards(prefix: string, count: number): Promise<MerchantFixture> {
   const merchant = await createMerchant(env.db);

@@ -3,32 +3,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { runPythonScenario } from '../helpers/python-client.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // The Python client (clients/python) against the real service: API and worker on this file's database
 // and queue prefix, the client in a python3 process of its own (clients/python/tests/live_driver.py).
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({
+  settings: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' },
+  api: true,
+  worker: true,
+});
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 
 interface Reward {

@@ -8,10 +8,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_MERCHANT } from '../../src/tools/seed/demo-data.js';
 import { seedDemo } from '../../src/tools/seed/demo-seed.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
+import { eventually } from '../helpers/worker.js';
 
 // docs/quickstart-python.md must run as written: its two Python blocks are saved as files and run against
 // the service on the demo data, and the first one's output must be the one the page shows.
@@ -19,17 +18,12 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
 const run = promisify(execFile);
 const repositoryFile = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({ settings: { WEBHOOK_ALLOW_PRIVATE: 'true' }, api: true, worker: true });
 let directory: string;
 let blocks: { python: string[]; text: string[] };
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true' });
   await seedDemo(env.db, testKeyRing());
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   directory = await mkdtemp(join(tmpdir(), 'python-quickstart-'));
   const page = await readFile(repositoryFile('docs/quickstart-python.md'), 'utf8');
   const fenced = (language: string) =>
@@ -37,9 +31,6 @@ beforeAll(async () => {
   blocks = { python: fenced('python'), text: fenced('text') };
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
   if (directory) await rm(directory, { recursive: true, force: true });
 });
 

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ShardLayout } from '../../src/shared/redis/shards.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { startService } from '../helpers/processes.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -15,15 +15,7 @@ import { eventually } from '../helpers/worker.js';
  */
 
 const SHARDS = 4;
-let env: TestEnvironment;
-
-beforeAll(async () => {
-  env = await createTestEnvironment({ QUEUE_SHARDS: String(SHARDS), QUEUE_MAX_WAITING: '2' });
-});
-
-afterAll(async () => {
-  await env?.close();
-});
+const { env } = useTestContext({ settings: { QUEUE_SHARDS: String(SHARDS), QUEUE_MAX_WAITING: '2' } });
 
 describe('queue shard settings', { timeout: 60_000 }, () => {
   it('a worker pinned to shards outside QUEUE_SHARDS refuses to start and names WORKER_SHARDS', async () => {

@@ -5,9 +5,10 @@ import type { Config } from '../../src/shared/config/config.js';
 import { jobShard, ShardLayout } from '../../src/shared/redis/shards.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import type { TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startTestWorker } from '../helpers/worker.js';
 
 /**
@@ -18,14 +19,13 @@ import { startTestWorker } from '../helpers/worker.js';
 
 const SHARDS = 4;
 // Small parts: the bulk job below is split, and its parts must land in its own shard.
-let env: TestEnvironment;
+const { env } = useTestContext({ settings: { FANOUT_THRESHOLD: '4', FANOUT_CHUNK_SIZE: '2' } });
 let redis: Redis;
 let sharded: Config;
 let layout: ShardLayout;
 const merchants: Array<{ merchant: MerchantFixture; configurationId: string }> = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ FANOUT_THRESHOLD: '4', FANOUT_CHUNK_SIZE: '2' });
   sharded = { ...env.config, QUEUE_SHARDS: SHARDS };
   layout = new ShardLayout(sharded);
   redis = new Redis(env.redisUrl);
@@ -40,7 +40,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   redis?.disconnect();
-  await env?.close();
 });
 
 async function rewardsOf(index: number, tag: string, count: number) {

@@ -1,11 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobShard, ShardLayout, shardJobId } from '../../src/shared/redis/shards.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { fetchJobStatus, requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Job ids name their queue shard (docs/design.md §20), so a caller can write an id that points at any
@@ -15,17 +14,14 @@ import { signedBody } from '../helpers/signing.js';
  */
 
 const SHARDS = 4;
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ settings: { QUEUE_SHARDS: String(SHARDS) }, api: true });
 let redis: Redis;
 let layout: ShardLayout;
 const merchants: MerchantFixture[] = [];
 let victimJobId: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ QUEUE_SHARDS: String(SHARDS) });
   layout = new ShardLayout(env.config);
-  api = await startTestApi(env);
   redis = new Redis(env.redisUrl);
   while (merchants.length < 2) {
     const merchant = await createMerchant(env.db);
@@ -45,8 +41,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   redis?.disconnect();
-  await api?.close();
-  await env?.close();
 });
 
 const abort = (merchant: MerchantFixture, jobId: string) =>
