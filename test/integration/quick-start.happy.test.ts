@@ -4,10 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/tools/seed/demo-seed.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** docs/quick-start-typescript.md runs as written against the demo data (only the address differs). */
 
@@ -15,22 +13,14 @@ const execute = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const directory = `${root}.generated/quick-start-${process.pid}`;
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({ api: true, worker: true });
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   await seedDemo(env.db, testKeyRing());
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   mkdirSync(directory, { recursive: true });
 });
 afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 describe('docs/quick-start-typescript.md', () => {

@@ -10,10 +10,10 @@ import { ShardLayout } from '../../src/shared/redis/shards.js';
 import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/processes.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * The per-merchant request rate: counted in Redis, so every API replica shares one budget; answered
@@ -22,23 +22,18 @@ import { signedBody } from '../helpers/signing.js';
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 
-let env: TestEnvironment;
 /** Two API "replicas": separate processes' worth of dependencies, one Redis and one key prefix. */
-let replicaA: TestApi;
+const { env, api: replicaA } = useTestContext({ api: true });
 let replicaB: TestApi;
 let redis: Redis;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  replicaA = await startTestApi(env);
   replicaB = await startTestApi(env);
   redis = new Redis(env.redisUrl);
 });
 afterAll(async () => {
   redis?.disconnect();
   await replicaB?.close();
-  await replicaA?.close();
-  await env?.close();
 });
 
 const readAll = (api: TestApi, merchant: MerchantFixture) => api.post(READ_ALL, signedBody(merchant));

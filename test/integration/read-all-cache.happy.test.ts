@@ -1,26 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 const ADMIN_TOKEN = 'cache-test-admin-token-0123456789abcdef';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ settings: { READ_CACHE_TTL_MS: '600000', ADMIN_TOKEN }, api: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ READ_CACHE_TTL_MS: '600000', ADMIN_TOKEN });
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 async function names(who: MerchantFixture, fields: Record<string, unknown> = {}) {

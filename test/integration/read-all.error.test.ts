@@ -1,26 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** docs/design.md §7: wrong filter or paging values are 400 INVALID_REQUEST naming the field. */
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
   await createConfiguration(env.db, { merchantId: merchant.id, name: 'Some configuration', startDate: Date.now() });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 describe('invalid filters and paging', () => {

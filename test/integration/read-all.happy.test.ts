@@ -1,6 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConfigurationFixture,
   type ConfigurationView,
@@ -9,6 +7,7 @@ import {
   type MerchantFixture,
 } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** docs/design.md §7: readAll answers the merchant's own configurations, filtered, ordered and paged. */
 
@@ -16,8 +15,7 @@ const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 const DAY = 24 * 60 * 60 * 1000;
 const base = Date.UTC(2026, 0, 1);
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 let empty: MerchantFixture;
@@ -26,8 +24,6 @@ const configs: Record<string, ConfigurationFixture> = {};
 let othersConfig: ConfigurationFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
   empty = await createMerchant(env.db);
@@ -52,10 +48,6 @@ beforeAll(async () => {
     status: 'ACTIVE',
     startDate: base + 10 * DAY,
   });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 async function readAll(

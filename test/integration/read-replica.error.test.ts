@@ -18,7 +18,8 @@ import {
 import { type ReadsByPool, readMetrics, readsSince } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
 import { serverOf, startTcpProxy, type TcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
+import { eventually } from '../helpers/worker.js';
 
 /**
  * A replica that fails the reads sent to it: one that stops answering (its reads go to the primary),
@@ -27,18 +28,15 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
  * it is a replica with no lag, which is the worst case of a replica a moment behind.
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext({ settings: { READ_LAG_POLL_MS: '50' }, worker: true });
 let behindEnv: TestEnvironment;
-let worker: TestWorker;
 let merchant: MerchantFixture;
 let rewards: RewardFixture[];
 const opened: { api: TestApi; replica: Db }[] = [];
 const proxies: TcpProxy[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ READ_LAG_POLL_MS: '50' });
   behindEnv = await createTestEnvironment();
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   const configuration = await createConfiguration(env.db, {
     merchantId: merchant.id,
@@ -52,14 +50,12 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await worker?.close();
   for (const { api, replica } of opened) {
     await api.close();
     await replica.destroy();
   }
   for (const proxy of proxies) await proxy.close();
   await behindEnv?.close();
-  await env?.close();
 });
 
 async function apiWithReplica(connectionString: string): Promise<TestApi> {

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {
   createConfiguration,
   createMerchant,
@@ -13,7 +12,8 @@ import {
 } from '../helpers/fixtures.js';
 import { type ReadsByPool, readMetrics, readsSince } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
+import { eventually } from '../helpers/worker.js';
 
 /**
  * The read router with a replica that keeps up: a second pool on the file's own database (not in
@@ -21,18 +21,17 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
  * /betSlip and the cancels stay on the primary. The real standby is test/e2e/read-replica.e2e.test.ts.
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext({ settings: { READ_LAG_POLL_MS: '50' }, worker: true });
 let replica: Db;
+// Started by this file, not by the context: its replica pool opens on the file's database, which exists
+// only once the context's beforeAll has run.
 let api: TestApi;
-let worker: TestWorker;
 let merchant: MerchantFixture;
 let rewards: RewardFixture[];
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ READ_LAG_POLL_MS: '50' });
   replica = createDb({ connectionString: env.databaseUrl, poolSize: 2, applicationName: 'rewards-test-replica' });
   api = await startTestApi(env, {}, { replica });
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   const configuration = await createConfiguration(env.db, {
     merchantId: merchant.id,
@@ -47,10 +46,8 @@ beforeAll(async () => {
   await eventually(async () => ((await metrics()).replicaUp === 1 ? true : undefined), { what: 'the replica check' });
 });
 afterAll(async () => {
-  await worker?.close();
   await api?.close();
   await replica?.destroy();
-  await env?.close();
 });
 
 async function metrics() {
