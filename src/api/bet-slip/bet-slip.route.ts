@@ -8,6 +8,7 @@ import { ErrorBodySchema, hashSchema, jsonBody, merchantErrorResponses } from '.
 import { rawJson } from '../http/typed-responses.js';
 import { betSlipAnswerJson } from '../library-bypasses/bet-slip-answer.js';
 import { findBetSlipSession } from '../library-bypasses/bet-slip-session.js';
+import { BetSlipResponseSchema } from './bet-slip-answer-schema.js';
 
 const betSlipFields = {
   merchantId: z.string().min(1).openapi({
@@ -41,51 +42,6 @@ const BetSlipQuerySchema = z.object({
     example: '1763679600000',
   }),
 });
-
-const BetSchema = z
-  .object({
-    sportId: z.string(),
-    sportName: z.string(),
-    betSlipId: z.string().optional(),
-    matchName: z.string(),
-    matchId: z.string(),
-    competitionId: z.string(),
-    competitionName: z.string(),
-    marketId: z.string(),
-    marketName: z.string(),
-    marketOptionId: z.string(),
-    marketOptionName: z.string(),
-    odd: z.number(),
-    margin: z.number().nullable(),
-    homeTeam: z.string(),
-    awayTeam: z.string(),
-  })
-  .openapi('Bet');
-
-const BetSlipResponseSchema = z
-  .object({
-    playerId: z.string(),
-    balance: z.number(),
-    currency: z.string(),
-    betSlip: z.array(BetSchema),
-    username: z.string().optional(),
-    nickname: z.string().optional(),
-    firstName: z.string().optional(),
-    lastName: z.string().optional(),
-    gender: z.string().optional(),
-    email: z.string().optional(),
-    phone: z.string().optional(),
-    ipAddress: z.string().optional(),
-    language: z.string().openapi({ example: 'ENG' }),
-    devicePlatform: z.string().optional(),
-    address: z.string().optional(),
-    city: z.string().optional(),
-    country: z.string().optional(),
-    test: z.boolean(),
-    errorCode: z.literal(0),
-    errorMessage: z.literal(''),
-  })
-  .openapi('BetSlipResponse');
 
 const description =
   'Validates a game session token and returns the player, wallet balance and bet slip. An unknown ' +

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../shared/db/schema.js';
+import { betSlipAnswerFields } from '../bet-slip/bet-slip-answer-fields.js';
 import { digestSessionToken } from '../bet-slip/session-token.js';
 import { type PreparedStatement, queryPrepared } from './prepared-statement.js';
 
@@ -11,9 +12,9 @@ export interface BetSlipSession {
   balance: string;
   currency: string;
   /**
-   * The answer's fields from `username` to `country` as JSON members, each led by a comma, in the
-   * interface's order: the player's profile and the session's `ipAddress` and `devicePlatform`, those
-   * unknown left out, `language` ENG when unknown.
+   * The answer's profile members (those `from: 'profile'` in bet-slip-answer-fields.ts, the player's
+   * profile and the session's `ipAddress` and `devicePlatform`) as JSON members, each led by a comma, in
+   * the answer's order, those unknown left out, `language` ENG when unknown.
    */
   profileJson: string;
   test: boolean | null;
@@ -22,18 +23,29 @@ export interface BetSlipSession {
 }
 
 /**
+ * The profile members as one text, spelled once at module load from the answer's definition
+ * (bet-slip-answer-fields.ts), so that the statement's text stays constant: `to_json` of each text is its
+ * JSON string, and a NULL member drops out of `concat`.
+ */
+const PROFILE_JSON = `concat(\n${betSlipAnswerFields
+  .flatMap(([name, field]) =>
+    field.from === 'profile' ? [`      ',${JSON.stringify(name)}:' || to_json(${field.sql})::text`] : [],
+  )
+  .join(',\n')}\n    )`;
+
+/**
  * One indexed lookup by merchant and token digest (the unique key `(merchant_id, token_digest)`: a token
  * of another merchant is not found, as an unknown one), joining only what
  * may change after the session was created: the wallet (its balance must be fresh) and the player (a
  * later session may update the profile). The items' JSON was written with the session; the profile's
- * thirteen optional members come as one text (`to_json` of each text is its JSON string, a NULL member
- * drops out of `concat`): node-postgres describes, parses and copies every column of every row, and at
- * twenty columns that was the largest cost of the route's own after the socket writes. The answer is put
- * together in Node (bet-slip-answer.ts). A constant text, compiled once rather than by the query
- * builder on every request, and planned once per connection (a prepared statement: planning this join
- * costs more than running it), run straight on the pool (prepared-statement.ts).
+ * members come as one text (PROFILE_JSON): node-postgres describes, parses and copies every column of
+ * every row, and at twenty columns that was the largest cost of the route's own after the socket
+ * writes. The answer is put together in Node (bet-slip-answer.ts). A constant text, compiled once
+ * rather than by the query builder on every request, and planned once per connection (a prepared
+ * statement: planning this join costs more than running it), run straight on the pool
+ * (prepared-statement.ts).
  *
- * Two steps around the libraries, measured on Node 24 (issue 41): the library's way for the answer
+ * Two steps around the libraries, measured on Node 24: the library's way for the answer
  * (every column selected, the answer written by `c.json`) cost +24 % CPU per /betSlip answer; the
  * library's way for the statement (this lookup built by Kysely and sent unnamed) +67 %.
  *
@@ -48,21 +60,7 @@ const FIND_BET_SLIP_SESSION: PreparedStatement = {
   text: `
   SELECT
     s.expires_at AS "expiresAt", s.player_id AS "playerId", w.balance, s.currency,
-    concat(
-      ',"username":' || to_json(p.username)::text,
-      ',"nickname":' || to_json(p.nickname)::text,
-      ',"firstName":' || to_json(p.first_name)::text,
-      ',"lastName":' || to_json(p.last_name)::text,
-      ',"gender":' || to_json(p.gender)::text,
-      ',"email":' || to_json(p.email)::text,
-      ',"phone":' || to_json(p.phone)::text,
-      ',"ipAddress":' || to_json(s.ip_address)::text,
-      ',"language":' || to_json(coalesce(p.language, 'ENG'))::text,
-      ',"devicePlatform":' || to_json(s.device_platform)::text,
-      ',"address":' || to_json(p.address)::text,
-      ',"city":' || to_json(p.city)::text,
-      ',"country":' || to_json(p.country)::text
-    ) AS "profileJson",
+    ${PROFILE_JSON} AS "profileJson",
     p.test, s.bet_slip_json::text AS "betSlipJson"
   FROM sessions s
   CROSS JOIN LATERAL (
