@@ -1,7 +1,7 @@
 /**
  * What a merchant is told when its signature is refused (errorCode 2 and 3): enough to find its own
  * mistake, never a secret, a digest, or the merchant id it sent (a refusal may be logged by proxies).
- * The codes stay as they are; only the messages say which case it is (issue 27: every refusal used to
+ * The codes stay as they are; only the messages say which case it is (every refusal used to
  * read "Authentication failed" alike, so a merchant could not tell a wrong secret from a typo'd id).
  */
 

@@ -14,8 +14,8 @@ import { requestJson } from './request-body.js';
  * middleware of its own; here the handler's own step validates first, synchronously. The request-body
  * middleware has already checked the media type (http/json-content-type.ts) and parsed the body once
  * (request-body.ts), and no schema here refines asynchronously. Measured on Node 24: the library's way
- * cost +11 % CPU per signed cancel answer, +24 % per /betSlip answer and +27 % per readAll answer
- * (issue 41). The route is still registered whole in the OpenAPI registry (its body documented as
+ * cost +11 % CPU per signed cancel answer, +24 % per /betSlip answer and +27 % per readAll answer.
+ * The route is still registered whole in the OpenAPI registry (its body documented as
  * before) and answers bad input with the same 400 as every other validation (validation-hook.ts).
  *
  * `app.openapi` is replaced by a function of the library's own type (`App['openapi']`), so every

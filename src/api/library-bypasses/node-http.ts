@@ -9,7 +9,7 @@ import type { Context } from 'hono';
  * (see request-body.ts), and a `Headers` for the answer when a header is added to it after
  * it was made. Without Node's objects (hono's `app.request()` in a script) callers use the web API.
  *
- * Measured on Node 24, together with request-body.ts (issue 41): the library's way (hono reading the
+ * Measured on Node 24, together with request-body.ts: the library's way (hono reading the
  * body and the headers through the web `Request`) cost +48 % CPU per /betSlip answer, +76 % per signed
  * cancel answer and +111 % per readAll answer.
  */

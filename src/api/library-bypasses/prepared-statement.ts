@@ -11,7 +11,7 @@ import { type Executor, poolOf } from '../../shared/db/client.js';
  * Where the API steps around Kysely (the /betSlip lookup only, bet-slip-session.ts): planning that
  * three-table join costs several times running it, and Kysely's connection hand-over (acquire, run,
  * release, each a promise of its own) is paid on every request. Measured on Node 24: the library's way
- * (the same lookup built by Kysely, unnamed) cost +67 % CPU per /betSlip answer (issue 41). A pooler in
+ * (the same lookup built by Kysely, unnamed) cost +67 % CPU per /betSlip answer. A pooler in
  * transaction mode (PgBouncer before 1.21) does not keep prepared statements: run the API against
  * Postgres or a session-mode pooler.
  */

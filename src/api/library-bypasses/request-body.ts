@@ -17,7 +17,7 @@ export type BodyLimit = (c: Context<AppEnv>) => number | null;
  * @hono/node-server hands hono a lightweight request that becomes a real `Request` (a `Headers`, an
  * `AbortSignal`, a web `ReadableStream` over the socket) the moment anything touches its body.
  * Measured on Node 24, together with the headers read from Node (node-http.ts): the library's way cost
- * +48 % CPU per /betSlip answer, +76 % per signed cancel answer and +111 % per readAll answer (issue 41),
+ * +48 % CPU per /betSlip answer, +76 % per signed cancel answer and +111 % per readAll answer,
  * for bodies of a few hundred bytes. So the bytes are read straight from Node's `IncomingMessage`,
  * then handed to hono's own body cache: `c.req.json()`, `c.req.text()` and the validators read them
  * from there as they would have read the stream, and nothing downstream knows the difference. Without a Node request (hono's

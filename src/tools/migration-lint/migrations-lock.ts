@@ -10,7 +10,7 @@ import { basename, extname, join } from 'node:path';
  * never rewrites an entry).
  *
  * The lock was started afresh once, before the first release, when the migrations of 2026-11-20 to
- * 2026-11-24 were replaced by one baseline (2026-11-25T0000-baseline, issue 24). Never again: from
+ * 2026-11-24 were replaced by one baseline (2026-11-25T0000-baseline). Never again: from
  * then on a database somewhere may have run any committed migration.
  */
 
