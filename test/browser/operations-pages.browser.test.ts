@@ -3,13 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchIdOf } from '../../src/shared/cancellations/member-ids.js';
 import { queueNames } from '../../src/shared/redis/redis-keys.js';
 import { webhookEventId, webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { launchChromium, offlineContext } from '../helpers/browser.js';
 import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // The two pages an operator opens in the first hour, in a real (headless) Chromium on a machine
 // without internet: the API reference and the queue dashboard. The deadlines are generous: the
@@ -17,24 +16,16 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
 
 const DOCS_SCRIPT_PATH = '/docs/assets/standalone.js';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+// Webhooks to the test's own receiver on 127.0.0.1.
+const { env, api } = useTestContext({ settings: { WEBHOOK_ALLOW_PRIVATE: 'true' }, api: true, worker: true });
 let browser: Browser;
 
 beforeAll(async () => {
-  // Chromium first: when it is missing, this fails at once with the install command.
+  // When Chromium is missing, this fails the file with the install command.
   browser = await launchChromium();
-  // Webhooks to the test's own receiver on 127.0.0.1.
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
 });
 afterAll(async () => {
   await browser?.close();
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 type OpenApiDocument = { paths: Record<string, Record<string, { summary?: string; tags?: string[] }>> };

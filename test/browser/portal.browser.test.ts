@@ -3,13 +3,12 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { launchChromium, offlineContext } from '../helpers/browser.js';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { webhookCall } from '../helpers/merchant-webhook-calls.js';
 import { ADMIN_AUTHORIZATION, issuePortalLink } from '../helpers/portal.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
 
@@ -20,8 +19,11 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
 const SCREENSHOTS = process.env.PORTAL_SCREENSHOTS;
 const PHONE = { width: 390, height: 844 };
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({
+  settings: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' },
+  api: true,
+});
+// Started by the first test, once its job is seen waiting.
 let worker: TestWorker | undefined;
 let browser: Browser;
 let receiver: WebhookReceiver;
@@ -66,8 +68,6 @@ async function enterPortal(owner: MerchantFixture, viewport = { width: 1280, hei
 
 beforeAll(async () => {
   browser = await launchChromium();
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' });
-  api = await startTestApi(env);
   receiver = await startWebhookReceiver();
   merchant = await createMerchant(env.db, { name: 'Acme Bets' });
   other = await createMerchant(env.db, { name: 'Other Bets' });
@@ -80,9 +80,7 @@ afterAll(async () => {
   await context?.close();
   await browser?.close();
   await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 
 describe('the merchant portal in a browser', () => {

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { eventually } from '../helpers/worker.js';
 
@@ -19,14 +19,13 @@ const PLAYERS = 2_000;
 const REWARDS_PER_PLAYER = 100;
 const BATCH = 10_000;
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let api: ServiceProcess;
 let workers: ServiceProcess[] = [];
 let merchant: MerchantFixture;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchant = await createMerchant(env.db);
   const configuration = await createConfiguration(env.db, {
     merchantId: merchant.id,
@@ -59,7 +58,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([api?.stop(), ...workers.map((worker) => worker.stop())]);
   await receiver?.close();
-  await env?.close();
 });
 
 async function post(path: string, fields: Record<string, unknown>): Promise<Response> {

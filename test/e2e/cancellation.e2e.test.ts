@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -11,19 +11,17 @@ import { eventually } from '../helpers/worker.js';
  * processes, configured by environment, called over HTTP by a client that signs like a merchant.
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let api: ServiceProcess;
 let worker: ServiceProcess;
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   [api, worker] = await Promise.all([startService('api', env), startService('worker', env)]);
   merchant = await createMerchant(env.db);
 });
 afterAll(async () => {
   await Promise.all([api?.stop(), worker?.stop()]);
-  await env?.close();
 });
 
 const sentHashes: string[] = [];

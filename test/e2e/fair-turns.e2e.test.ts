@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -18,14 +18,13 @@ const A_JOBS = 50;
 const PLAYERS_PER_JOB = 2_000;
 const REWARDS_PER_PLAYER = 3;
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let api: ServiceProcess;
 let worker: ServiceProcess;
 let merchantA: MerchantFixture;
 let merchantB: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   [merchantA, merchantB] = await Promise.all([createMerchant(env.db), createMerchant(env.db)]);
   const [configurationA, configurationB] = await Promise.all([
     createConfiguration(env.db, { merchantId: merchantA.id, externalId: 'fair-a', startDate: Date.now() }),
@@ -48,7 +47,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([api?.stop(), worker?.stop()]);
-  await env?.close();
 });
 
 async function post(merchant: MerchantFixture, path: string, fields: Record<string, unknown>): Promise<Response> {

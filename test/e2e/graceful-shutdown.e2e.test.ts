@@ -4,11 +4,11 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memberJobId } from '../../src/shared/cancellations/member-ids.js';
 import type { QueryCursor } from '../../src/shared/jobs/job-catalogue.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
 import { queueJobHolding } from '../helpers/queue-inspection.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -20,7 +20,7 @@ import { eventually } from '../helpers/worker.js';
 const SHUTDOWN_TIMEOUT_MS = 15_000;
 const workerEnv = { CANCEL_BATCH_SIZE: '1000', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) };
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let merchant: MerchantFixture;
 let configurationId: string;
 let redis: Redis;
@@ -29,7 +29,6 @@ let singleQueue: Queue;
 const services: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
   redis = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
@@ -41,7 +40,6 @@ afterAll(async () => {
   await bulkQueue?.close();
   await singleQueue?.close();
   redis?.disconnect();
-  await env?.close();
 });
 
 async function start(kind: 'api' | 'worker', extra: Record<string, string> = {}) {

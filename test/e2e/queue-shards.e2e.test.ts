@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobShard, ShardLayout } from '../../src/shared/redis/shards.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { brokenPromises, cancelledByJobs, waitForCompletedJob } from '../helpers/fault-checks.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { describeAnswer, type MerchantPath, signedPost, type TimedAnswer } from '../helpers/merchant-http.js';
 import { expectRunning, type ServiceProcess, startService } from '../helpers/processes.js';
 import { type RedisCluster, startRedisCluster } from '../helpers/redis-cluster.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Queue shards on a real Redis Cluster of three masters (our own redis-server processes): QUEUE_SHARDS=16,
@@ -35,7 +35,7 @@ interface Promise200 {
   rewardIds: string[];
 }
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let cluster: RedisCluster;
 let api: ServiceProcess;
 let worker: ServiceProcess;
@@ -43,7 +43,6 @@ const services: ServiceProcess[] = [];
 const tenants: Tenant[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   cluster = await startRedisCluster(3);
   // Fixed merchant ids, so the merchants fall on the shards the same way on every run (random ids would
   // spread 30 merchants unevenly often enough to make a per-master share a matter of luck).
@@ -68,7 +67,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(services.map((service) => service.stop('SIGKILL')));
   await cluster?.stop();
-  await env?.close();
 });
 
 async function rewardsOf(tenant: Tenant, tag: string, count: number, perPlayer = 1) {

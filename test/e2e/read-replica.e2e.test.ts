@@ -3,7 +3,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {
   createConfiguration,
   createMerchant,
@@ -15,6 +14,7 @@ import { type PostgresCluster, startPrimaryWithStandby } from '../helpers/postgr
 import { type ServiceProcess, startService } from '../helpers/processes.js';
 import { type ReadMetrics, type ReadsByPool, readMetrics, readsSince } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -25,7 +25,7 @@ import { eventually } from '../helpers/worker.js';
 
 const MAX_LAG_MS = 500;
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let cluster: PostgresCluster;
 let primaryDb: Db;
 let api: ServiceProcess;
@@ -34,7 +34,6 @@ let merchant: MerchantFixture;
 let rewards: RewardFixture[];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   cluster = await startPrimaryWithStandby();
   const admin = new pg.Client({ connectionString: cluster.primary.url() });
   await admin.connect();
@@ -74,7 +73,6 @@ afterAll(async () => {
   await Promise.all([api?.stop(), worker?.stop()]);
   await primaryDb?.destroy();
   await cluster?.close();
-  await env?.close();
 });
 
 async function post(path: string, fields: Record<string, unknown>): Promise<Response> {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createSession, type MerchantFixture } from '../helpers/fixtures.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { eventually } from '../helpers/worker.js';
 
@@ -20,7 +20,7 @@ const PLAYERS = 30;
 const API_SERVICE = 'rewards-gateway-api';
 const WORKER_SERVICE = 'rewards-gateway-worker';
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let api: ServiceProcess;
 let worker: ServiceProcess;
 let merchant: MerchantFixture;
@@ -31,7 +31,6 @@ let rewardIds: string[];
 const secrets: string[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchant = await createMerchant(env.db);
   const configuration = await createConfiguration(env.db, {
     merchantId: merchant.id,
@@ -63,7 +62,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([api?.stop(), worker?.stop()]);
   await Promise.all([otlp?.close(), hooks?.close()]);
-  await env?.close();
 });
 
 async function post(

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -19,13 +19,12 @@ const TARGETED = PLAYERS * REWARDS_PER_PLAYER;
 // Short locks so the dead worker's jobs come back in seconds; small batches so the run is long enough to interrupt.
 const workerEnv = { WORKER_LOCK_DURATION_MS: '3000', CANCEL_BATCH_SIZE: '1000', WORKER_BULK_CONCURRENCY: '2' };
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let api: ServiceProcess;
 let merchant: MerchantFixture;
 const services: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchant = await createMerchant(env.db);
   const configuration = await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() });
   // Targeted: PLAYERS × REWARDS_PER_PLAYER ACTIVE rewards. Bystanders: a USED reward per targeted
@@ -51,7 +50,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(services.map((service) => service.stop('SIGKILL')));
-  await env?.close();
 });
 
 async function cancelledBy(jobId: string): Promise<number> {

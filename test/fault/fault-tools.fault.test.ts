@@ -1,10 +1,10 @@
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type RedisCluster, startRedisCluster } from '../helpers/redis-cluster.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 import { serverOf, startTcpProxy, type TcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * The fault tests are only as good as their faults: these prove that the proxy really drops and
@@ -12,20 +12,15 @@ import { serverOf, startTcpProxy, type TcpProxy, throughProxy } from '../helpers
  * Cluster really forms and really moves a slot with its keys.
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let proxy: TcpProxy | undefined;
 let redis: RedisServer | undefined;
 let cluster: RedisCluster | undefined;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-});
 
 afterAll(async () => {
   await proxy?.close();
   await redis?.stop();
   await cluster?.stop();
-  await env?.close();
 });
 
 async function connectThrough(url: string): Promise<pg.Client> {

@@ -5,11 +5,11 @@ import { createDb, type Db } from '../../src/shared/db/client.js';
 import { type MigrationEvent, runMigrations } from '../../src/shared/db/migration-runner.js';
 import { migrations } from '../../src/shared/db/migrator.js';
 import * as fixtureMigration from '../fixtures/migrations/rewards-index-and-check.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { describeAnswer, signedPost, type TimedAnswer } from '../helpers/merchant-http.js';
 import { type ServiceProcess, startService } from '../helpers/processes.js';
 import { holdReaderLock } from '../helpers/row-locks.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -34,7 +34,7 @@ const FIXTURE = '2099-01-01T0000-test-rewards-index-and-check';
 /** Generous: loading is about 20 s per million rows here; the migration's scans as much again. */
 const SIZE_TIMEOUT_MS = 120_000 + Math.ceil(ROWS / 1_000_000) * 120_000;
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let api: ServiceProcess;
 let worker: ServiceProcess;
 let migrateDb: Db;
@@ -86,7 +86,6 @@ async function loadRewards(): Promise<void> {
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   await loadRewards();
   migrateDb = createDb({ connectionString: env.databaseUrl, poolSize: 2, applicationName: 'rewards-test-migrate' });
   [api, worker] = await Promise.all([startService('api', env), startService('worker', env)]);
@@ -96,7 +95,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(services.map((service) => service.stop('SIGKILL')));
   await migrateDb?.destroy();
-  await env?.close();
 });
 
 interface LockSample {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {
   backendsWaitingOnLocks,
   brokenPromises,
@@ -22,6 +21,7 @@ import { expectRunning, type ServiceProcess, startService } from '../helpers/pro
 import { inspectQueues, type QueueInspector } from '../helpers/queue-inspection.js';
 import { lockRewards, lockTable } from '../helpers/row-locks.js';
 import { serverOf, startTcpProxy, type TcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -46,7 +46,7 @@ const LATE_IN_OUTAGE_MS = 6_500;
 const ANSWER_DEADLINE_MS = 2_000;
 const RESUME_DEADLINE_MS = 5_000;
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let proxy: TcpProxy;
 let api: ServiceProcess;
 let worker: ServiceProcess;
@@ -70,7 +70,6 @@ async function rewards(prefix: string, count: number, status: 'ACTIVE' | 'USED' 
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   proxy = await startTcpProxy(serverOf(env.databaseUrl));
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
@@ -101,7 +100,6 @@ afterAll(async () => {
   await inspector?.close();
   redis?.disconnect();
   await proxy?.close();
-  await env?.close();
 });
 
 const post = (path: Parameters<typeof signedPost>[2], fields: Record<string, unknown>) =>

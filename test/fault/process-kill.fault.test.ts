@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {
   backendsWaitingOnLocks,
   brokenPromises,
@@ -19,6 +18,7 @@ import { describeAnswer, type MerchantPath, signedPost, type TimedAnswer } from 
 import { expectRunning, type ServiceProcess, startService } from '../helpers/processes.js';
 import { inspectQueues, type QueueInspector } from '../helpers/queue-inspection.js';
 import { type HeldLocks, lockRewards } from '../helpers/row-locks.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -36,7 +36,7 @@ const BATCH = 50;
 /** Rewards of the player (or ids) a job starts with: three batches' worth. */
 const FIRST_PLAYER_REWARDS = 120;
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let redis: Redis;
 let inspector: QueueInspector;
 let merchant: MerchantFixture;
@@ -45,7 +45,6 @@ const services: ServiceProcess[] = [];
 const locks: HeldLocks[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
   redis = new Redis(env.redisUrl);
@@ -61,7 +60,6 @@ afterEach(async () => {
 afterAll(async () => {
   await inspector?.close();
   redis?.disconnect();
-  await env?.close();
 });
 
 async function start(kind: 'api' | 'worker', extraEnv: Record<string, string> = {}): Promise<ServiceProcess> {

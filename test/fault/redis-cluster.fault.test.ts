@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { brokenPromises, cancelledByJobs, waitForCompletedJob } from '../helpers/fault-checks.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { describeAnswer, type MerchantPath, signedPost, type TimedAnswer } from '../helpers/merchant-http.js';
 import { expectRunning, type ServiceProcess, startService } from '../helpers/processes.js';
 import { type RedisCluster, startRedisCluster } from '../helpers/redis-cluster.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -19,7 +19,7 @@ import { eventually } from '../helpers/worker.js';
 // Small batches and parts: the bulk jobs here are split and write many keys while the slot moves.
 const tuning = { CANCEL_BATCH_SIZE: '10', FANOUT_THRESHOLD: '40', FANOUT_CHUNK_SIZE: '20' };
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let cluster: RedisCluster;
 let api: ServiceProcess;
 let worker: ServiceProcess;
@@ -28,7 +28,6 @@ let configurationId: string;
 const services: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   cluster = await startRedisCluster(3);
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
@@ -45,7 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(services.map((service) => service.stop('SIGKILL')));
   await cluster?.stop();
-  await env?.close();
 });
 
 async function rewards(prefix: string, count: number, perPlayer = 1) {

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { brokenPromises, cancelledByJobs, waitForCompletedJob } from '../helpers/fault-checks.js';
 import {
   createConfiguration,
@@ -17,6 +16,7 @@ import {
 } from '../helpers/merchant-http.js';
 import { expectRunning, type ServiceProcess, startService } from '../helpers/processes.js';
 import { durableArgs, type RedisServer, startRedisServer } from '../helpers/redis-server.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -32,7 +32,7 @@ const RECONNECT_DEADLINE_MS = 5_000;
 /** appendfsync everysec: a write is on disk within about a second; jobs answered before this are safe. */
 const FSYNC_WINDOW_MS = 1_500;
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let redisServer: RedisServer;
 let api: ServiceProcess;
 let worker: ServiceProcess;
@@ -42,7 +42,6 @@ let sessionToken: string;
 const services: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   redisServer = await startRedisServer({ args: durableArgs });
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
@@ -53,7 +52,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(services.map((service) => service.stop('SIGKILL')));
   await redisServer?.stop();
-  await env?.close();
 });
 
 async function startWorkerOrApi(kind: 'api' | 'worker'): Promise<ServiceProcess> {

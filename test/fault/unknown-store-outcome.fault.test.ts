@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 import { bodyBoundHeaders, signedBody } from '../helpers/signing.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 /**
@@ -20,7 +20,7 @@ import { eventually } from '../helpers/worker.js';
 
 const ENQUEUE_TIMEOUT_MS = 300;
 
-let env: TestEnvironment;
+const { env } = useTestContext({ settings: { ENQUEUE_TIMEOUT_MS: String(ENQUEUE_TIMEOUT_MS) } });
 let redisServer: RedisServer;
 let proxy: TcpProxy;
 let api: TestApi;
@@ -28,9 +28,9 @@ let merchant: MerchantFixture;
 let v2Merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ ENQUEUE_TIMEOUT_MS: String(ENQUEUE_TIMEOUT_MS) });
   redisServer = await startRedisServer();
   proxy = await startTcpProxy({ host: '127.0.0.1', port: redisServer.port });
+  // Started here rather than by the context: the API's Redis is the proxy above.
   api = await startTestApi(env, {}, { redisUrl: `redis://127.0.0.1:${proxy.port}` });
   merchant = await createMerchant(env.db);
   v2Merchant = await createMerchant(env.db, { signatureVersion: 2 });
@@ -40,7 +40,6 @@ afterAll(async () => {
   await api?.close();
   await proxy?.close();
   await redisServer?.stop();
-  await env?.close();
 });
 
 type Send = () => Promise<Response>;

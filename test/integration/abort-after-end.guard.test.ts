@@ -1,13 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { lockJobRecord, lockRewards, lockTable } from '../helpers/row-locks.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 /**
  * A bulk job's end is decided once (src/shared/jobs/job-abort.ts `decideEnd`): an abort that lands after
@@ -21,20 +20,19 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
  * is queued (held open by a lock on the webhooks table, read for each event: the merchant cache is off).
  */
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({
+  settings: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_SCALE: '0.0001',
+    MERCHANT_CACHE_TTL_MS: '0',
+  },
+  api: true,
+  worker: true,
+});
 let merchant: MerchantFixture;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCALE: '0.0001',
-    MERCHANT_CACHE_TTL_MS: '0',
-  });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   receiver = await startWebhookReceiver();
   const response = await fetch(`${api.adminUrl}/admin/v1/merchants/${merchant.id}/webhook`, {
@@ -45,10 +43,7 @@ beforeAll(async () => {
   expect(response.status).toBe(200);
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 
 /** Statements of this database waiting for a lock whose text writes the job's end (recordJobsFinished). */

@@ -2,27 +2,25 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { httpRequestsCounted } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** The access line (src/api/http/access-log.ts): the logger's own line for the request's fields. */
 
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 const CANCEL = '/api/v1/integration/rewards/cancel';
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let merchant: MerchantFixture;
 const started: TestApi[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchant = await createMerchant(env.db);
 });
 afterAll(async () => {
   for (const api of started) await api.close();
-  await env?.close();
 });
 
 async function apiLoggingAt(level: string): Promise<{ api: TestApi; lines: string[] }> {

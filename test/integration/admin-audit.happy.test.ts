@@ -1,22 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
-
-let env: TestEnvironment;
-let api: TestApi;
+import { describe, expect, it } from 'vitest';
+import { useTestContext } from '../helpers/test-context.js';
 
 const aliceToken = randomBytes(32).toString('hex');
 const bobToken = randomBytes(32).toString('hex');
 
-beforeAll(async () => {
-  env = await createTestEnvironment({ ADMIN_TOKENS: `alice:${aliceToken}, bob:${bobToken}` });
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ settings: { ADMIN_TOKENS: `alice:${aliceToken}, bob:${bobToken}` }, api: true });
 
 type JsonResponse = Omit<Response, 'json'> & { json(): Promise<any> };
 

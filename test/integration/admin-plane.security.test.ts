@@ -1,22 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { describe, expect, it } from 'vitest';
+import { useTestContext } from '../helpers/test-context.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 
 const SOME_UUID = '8f2a1b4e-3c5d-4e6f-8a9b-0c1d2e3f4a5b';
 const basic = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
 
 const bearer = () => ({ authorization: `Bearer ${env.config.ADMIN_TOKEN}` });
 

@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestContext } from '../helpers/test-context.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchantId: string;
 let configurationId: string;
 /** A configuration of another merchant. */
@@ -90,8 +88,6 @@ const bet = (fields: Record<string, unknown> = {}) => ({
 });
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchantId = (await created<{ id: string }>(admin('POST', '/admin/v1/merchants', { name: 'Main' }))).id;
   configurationId = (
     await created<{ id: string }>(
@@ -108,10 +104,6 @@ beforeAll(async () => {
       admin('POST', `/admin/v1/merchants/${other}/reward-configurations`, configurationBody()),
     )
   ).id;
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 describe('any admin route', () => {

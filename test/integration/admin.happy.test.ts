@@ -1,24 +1,13 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signatureHeaderValue } from '../../src/api/auth/signature.js';
 import { recordJobsFinished } from '../../src/shared/jobs/cancellation-jobs.repository.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
-
-let env: TestEnvironment;
-let api: TestApi;
+import { useTestContext } from '../helpers/test-context.js';
 
 // A long merchant cache: a change is seen at once only because the admin API clears the entry.
-beforeAll(async () => {
-  env = await createTestEnvironment({ MERCHANT_CACHE_TTL_MS: '600000' });
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ settings: { MERCHANT_CACHE_TTL_MS: '600000' }, api: true });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HOUR_MS = 60 * 60 * 1000;

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let disabledEnv: TestEnvironment;
 let disabledApi: TestApi;
 
@@ -71,14 +71,10 @@ const admin = (method: string, path: string, body?: unknown) =>
   call(api, method, path, body, `Bearer ${env.config.ADMIN_TOKEN}`);
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   disabledEnv = await createTestEnvironment({ ADMIN_TOKEN: '' });
   disabledApi = await startTestApi(disabledEnv);
 });
 afterAll(async () => {
-  await api?.close();
-  await env?.close();
   await disabledApi?.close();
   await disabledEnv?.close();
 });

@@ -2,29 +2,24 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signMessage } from '../../src/api/auth/signature.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession, type MerchantOptions } from '../helpers/fixtures.js';
 import { queueJobHolding } from '../helpers/queue-inspection.js';
 import { bodyBoundHeaders, type MerchantCredentials } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * docs/design.md §2, checked on every merchant route: the same cases run against each entry of `routes`.
  */
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 /** The same application behind a "load balancer" at 127.0.0.1: TRUST_PROXY names it. */
 let proxiedApi: TestApi;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   proxiedApi = await startTestApi(env, { config: { ...env.config, TRUST_PROXY: ['127.0.0.1'] } });
 });
 afterAll(async () => {
   await proxiedApi?.close();
-  await api?.close();
-  await env?.close();
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

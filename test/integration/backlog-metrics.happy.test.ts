@@ -8,29 +8,24 @@ import { ShardLayout } from '../../src/shared/redis/shards.js';
 import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createHealthApp } from '../../src/worker/health-server.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { startTestApi } from '../helpers/api.js';
 import { requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // The gauges the alerts in deploy/prometheus/alerts.yml read: how long the next job has waited, and
 // readiness. No worker runs here, so submitted jobs stay waiting.
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 let redis: Redis;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
   redis = new Redis(env.redisUrl);
 });
 afterAll(async () => {
   redis?.disconnect();
-  await api?.close();
-  await env?.close();
 });
 
 /** The value of one series in Prometheus text, or undefined when it is absent. */

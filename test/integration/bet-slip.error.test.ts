@@ -1,32 +1,29 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signMessage } from '../../src/api/auth/signature.js';
 import { createLogger } from '../../src/shared/telemetry/logger.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { bet, createMerchant, createSession, type MerchantFixture } from '../helpers/fixtures.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** docs/design.md §8 and §3: token failures are 200 with errorCode 8 / 9 and nothing else. */
 
-let env: TestEnvironment;
-let api: TestApi;
-let merchant: MerchantFixture;
-let otherMerchant: MerchantFixture;
 /** Every line the API logged, to check what it never writes. */
 const logLines: string[] = [];
+const { env, api } = useTestContext({
+  api: {
+    deps: {
+      logger: createLogger({ level: 'trace', name: 'api-test' }, { write: (line: string) => logLines.push(line) }),
+    },
+  },
+});
+let merchant: MerchantFixture;
+let otherMerchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  const logger = createLogger({ level: 'trace', name: 'api-test' }, { write: (line: string) => logLines.push(line) });
-  api = await startTestApi(env, { logger });
   merchant = await createMerchant(env.db);
   otherMerchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 const methods = [

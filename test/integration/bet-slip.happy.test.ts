@@ -1,9 +1,7 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { findBetSlipSession } from '../../src/api/library-bypasses/bet-slip-session.js';
 import { createDb } from '../../src/shared/db/client.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {
   bet,
   createMerchant,
@@ -13,21 +11,15 @@ import {
   setWalletBalance,
 } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** docs/design.md §8: /betSlip answers the session's player, wallet and bet slip, by POST and by GET. */
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 const methods = [

@@ -5,9 +5,9 @@ import { BodyBudget } from '../../src/api/http/body-budget.js';
 import type { Config } from '../../src/shared/config/config.js';
 import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Bytes in flight before authentication, bounded per API process (UNAUTHENTICATED_BODY_BYTES_MAX, 1 MiB
@@ -25,7 +25,7 @@ const CANCEL = '/api/v1/integration/rewards/cancel';
 /** What every upload sends, one buffer for all. */
 const PADDING = Buffer.alloc(DECLARED, 0x20);
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let api: TestApi;
 
 /** An API whose configuration sets the bound (and a smaller bulk limit, which must fit twice in it). */
@@ -49,12 +49,11 @@ function startBoundedApi(settings: Partial<Config> = {}): Promise<TestApi> {
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
+  // Started here rather than by the context: its configuration is built from the environment's.
   api = await startBoundedApi({ HTTP_REQUEST_TIMEOUT_MS: 60_000, HTTP_HEADERS_TIMEOUT_MS: 60_000 });
 });
 afterAll(async () => {
   await api?.close();
-  await env?.close();
 });
 
 interface SlowUpload {

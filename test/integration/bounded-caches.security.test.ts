@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MerchantDirectory } from '../../src/api/auth/merchant-directory.js';
 import { ReadAllCache } from '../../src/api/reward-configurations/read-all-cache.js';
 import { startTestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, testKeyRing } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * The API's in-process caches are keyed by what callers send, so they must stay bounded whatever is
@@ -13,14 +13,7 @@ import { signedBody } from '../helpers/signing.js';
  * database) tells whether a lookup was answered from the cache.
  */
 
-let env: TestEnvironment;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const { env } = useTestContext();
 
 const HOUR_MS = 3_600_000;
 

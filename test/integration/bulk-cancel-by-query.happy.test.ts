@@ -1,28 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { redeliver, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+// Small batches and a low split threshold, so that slicing, batching and fan-out run on small data.
+const { env, api, worker } = useTestContext({
+  settings: { CANCEL_BATCH_SIZE: '5', FANOUT_THRESHOLD: '6', FANOUT_CHUNK_SIZE: '4' },
+  api: true,
+  worker: true,
+});
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 
 beforeAll(async () => {
-  // Small batches and a low split threshold, so that slicing, batching and fan-out run on small data.
-  env = await createTestEnvironment({ CANCEL_BATCH_SIZE: '5', FANOUT_THRESHOLD: '6', FANOUT_CHUNK_SIZE: '4' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 /** Two configurations of the merchant, `perPlayer` rewards of each for every player, in mixed states. */

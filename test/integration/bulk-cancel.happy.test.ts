@@ -1,32 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { redeliver, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+// Small batches and a low split threshold, so that batching and fan-out run on small data.
+const { env, api, worker } = useTestContext({
+  settings: { CANCEL_BATCH_SIZE: '7', FANOUT_THRESHOLD: '40', FANOUT_CHUNK_SIZE: '15' },
+  api: true,
+  worker: true,
+});
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 let configurationId: string;
 let otherConfigurationId: string;
 
 beforeAll(async () => {
-  // Small batches and a low split threshold, so that batching and fan-out run on small data.
-  env = await createTestEnvironment({ CANCEL_BATCH_SIZE: '7', FANOUT_THRESHOLD: '40', FANOUT_CHUNK_SIZE: '15' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
   otherConfigurationId = (await createConfiguration(env.db, { merchantId: other.id, startDate: Date.now() })).id;
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 async function statuses(ids: string[]) {

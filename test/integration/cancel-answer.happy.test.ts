@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { queueJobHolding } from '../helpers/queue-inspection.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * A cancel's 200 is the interface's answer by default: an empty body without a media type, the job id
@@ -13,18 +12,11 @@ import { signedBody } from '../helpers/signing.js';
  * for; a dry run answers its counts whatever Prefer says.
  */
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

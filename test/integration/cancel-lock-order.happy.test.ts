@@ -8,8 +8,8 @@ import {
   cancelSliceOfPlayers,
 } from '../../src/worker/cancellations/query-cancellations.repository.js';
 import { cancelSingleRewards } from '../../src/worker/cancellations/reward-cancellations.repository.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * One lock order: the four statements that cancel rewards, run at once over the same rewards on
@@ -23,14 +23,13 @@ const RUN_MS = 60_000;
 const PLAYERS = 6;
 const PER_PLAYER = 100;
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let merchantId: string;
 let configurationId: string;
 /** One pool per statement kind, ended before the deadlock counter is read (a backend reports it as it ends). */
 let pools: Db[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchantId = (await createMerchant(env.db)).id;
   configurationId = (await createConfiguration(env.db, { merchantId, startDate: Date.now() })).id;
   pools = Array.from({ length: 4 }, (_, index) =>
@@ -39,7 +38,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(pools.map((pool) => pool.destroy().catch(() => {})));
-  await env?.close();
 });
 
 async function deadlocks(): Promise<number> {

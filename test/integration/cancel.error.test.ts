@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   cancelPaths,
   fetchJobStatus,
@@ -7,28 +6,21 @@ import {
   requestCancellation,
   waitForJob,
 } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startTestWorker } from '../helpers/worker.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+// No worker runs here until a test starts one: jobs stay waiting, so sharing can be observed.
+const { env, api } = useTestContext({ settings: { BULK_MAX_ITEMS: '20' }, api: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 beforeAll(async () => {
-  // No worker runs here until a test starts one: jobs stay waiting, so sharing can be observed.
-  env = await createTestEnvironment({ BULK_MAX_ITEMS: '20' });
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 async function waitingJobs(): Promise<number> {

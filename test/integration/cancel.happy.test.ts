@@ -1,31 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api, worker } = useTestContext({ api: true, worker: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 let configurationId: string;
 let otherConfigurationId: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
   otherConfigurationId = (await createConfiguration(env.db, { merchantId: other.id, startDate: Date.now() })).id;
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 async function rewardRow(id: string) {

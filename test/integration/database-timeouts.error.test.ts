@@ -6,9 +6,9 @@ import { createDb, type Db } from '../../src/shared/db/client.js';
 import { createLogger } from '../../src/shared/telemetry/logger.js';
 import { createWorkerConnections } from '../../src/worker/worker-deps.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Postgres timeouts per pool (docs/operations.md): what each process's connections carry, what a read
@@ -18,13 +18,12 @@ import { signedBody } from '../helpers/signing.js';
 const QUERY_PATH = '/api/v1/integration/rewards/bulkCancelByQuery';
 const logger = createLogger({ level: 'silent', name: 'timeouts-test' });
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 const opened: Array<{ db: Db; close: () => void }> = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
 });
@@ -33,7 +32,6 @@ afterAll(async () => {
     close();
     await db.destroy();
   }
-  await env?.close();
 });
 
 /** An API process's own pool (the production wiring: createApiConnections), with these settings. */

@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startTestWorker } from '../helpers/worker.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ settings: { BULK_MAX_ITEMS: '20' }, api: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 let configurationId: string;
@@ -15,17 +13,11 @@ let secondConfigurationId: string;
 let otherConfigurationId: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ BULK_MAX_ITEMS: '20' });
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
   other = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
   secondConfigurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
   otherConfigurationId = (await createConfiguration(env.db, { merchantId: other.id, startDate: Date.now() })).id;
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 async function jobsStored(): Promise<number> {

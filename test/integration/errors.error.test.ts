@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MerchantDirectory } from '../../src/api/auth/merchant-directory.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession, type MerchantFixture, testKeyRing } from '../helpers/fixtures.js';
 import { httpRequestsCounted } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** docs/design.md §3: every failure has the same body shape, the catalogue's status, and nothing more. */
 
@@ -19,19 +19,12 @@ const BULK_CANCEL_BY_QUERY = '/api/v1/integration/rewards/bulkCancelByQuery';
 const JOB_STATUS = '/api/v1/integration/jobs/status';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ settings: { BODY_LIMIT_BYTES: String(BODY_LIMIT) }, api: true });
 let merchant: MerchantFixture;
 const secretKey = `errors-secret-${randomBytes(12).toString('hex')}`;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ BODY_LIMIT_BYTES: String(BODY_LIMIT) });
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db, { secretKey });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 /**

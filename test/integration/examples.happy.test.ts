@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CONFIGURATIONS, DEMO_MERCHANT } from '../../src/tools/seed/demo-data.js';
 import { seedDemo } from '../../src/tools/seed/demo-seed.js';
 import { buildSignedFields } from '../../src/tools/signed-request.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // The integration kit in examples/ must work as written against the real API: each signs with its
 // own standard library only, calls readAll and cancel, and prints what it got.
@@ -16,18 +15,10 @@ const run = promisify(execFile);
 const examplePath = (name: string) => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   await seedDemo(env.db, testKeyRing());
-  api = await startTestApi(env);
-});
-
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 /** Switches the demo merchant's signature version, seen at once by the API (its cache entry dropped). */

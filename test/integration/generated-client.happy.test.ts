@@ -4,10 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Issue 27, "done when": a client generated from openapi/merchant.json by off-the-shelf tools
@@ -21,9 +19,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 // Inside the project, so that the program resolves openapi-fetch from its node_modules; ignored by git.
 const directory = `${root}.generated/client-${process.pid}`;
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({ api: true, worker: true });
 let merchant: MerchantFixture;
 
 const program = `
@@ -81,17 +77,11 @@ console.log(JSON.stringify({ configurations: configurations.data.map((each) => e
 `;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   merchant = await createMerchant(env.db);
   mkdirSync(directory, { recursive: true });
 });
 afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
-  await worker?.close();
-  await api?.close();
-  await env?.close();
 });
 
 describe('a client generated from openapi/merchant.json', () => {

@@ -1,29 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
 // A store that times out may still land: the Idempotency-Key's record keeps the job id chosen before
 // the store, so a retry with the same key answers that id and never queues a second job.
 
-let env: TestEnvironment;
-let api: TestApi;
+// No worker: the job stays where the API put it.
+const { env, api } = useTestContext({ settings: { ENQUEUE_TIMEOUT_MS: '200' }, api: true });
 let merchant: MerchantFixture;
 
 const STORE_DELAY_MS = 600;
 
 beforeAll(async () => {
-  // No worker: the job stays where the API put it.
-  env = await createTestEnvironment({ ENQUEUE_TIMEOUT_MS: '200' });
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 describe('an enqueue that times out', () => {

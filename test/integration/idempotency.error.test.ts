@@ -1,25 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, requestFingerprint } from '../../src/api/cancellations/idempotency.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually } from '../helpers/worker.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+// No worker: jobs stay waiting. At most one waiting job per queue, so a second bulk job is refused (503).
+const { env, api } = useTestContext({ settings: { QUEUE_MAX_WAITING: '1' }, api: true });
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  // No worker: jobs stay waiting. At most one waiting job per queue, so a second bulk job is refused (503).
-  env = await createTestEnvironment({ QUEUE_MAX_WAITING: '1' });
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 async function send(path: string, fields: Record<string, unknown>, key: string, on: TestApi = api) {

@@ -2,29 +2,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyRecordKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startTestWorker, type TestWorker } from '../helpers/worker.js';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 /** A second API process's worth of wiring (own connections), sharing the Redis and database. */
 let replica: TestApi;
 let merchant: MerchantFixture;
 let configurationId: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   replica = await startTestApi(env);
   merchant = await createMerchant(env.db);
   configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
 });
 afterAll(async () => {
   await replica?.close();
-  await api?.close();
-  await env?.close();
 });
 
 type Operation = 'cancel' | 'bulkCancel' | 'bulkCancelByQuery';
