@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {
   createConfiguration,
   createMerchant,
@@ -12,6 +11,7 @@ import {
 } from '../helpers/fixtures.js';
 import { readMetrics, readsSince } from '../helpers/read-metrics.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
 
 /**
@@ -19,7 +19,7 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
  * configurations, and another merchant's finished job is as unknown as a job that never existed.
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext({ settings: { READ_LAG_POLL_MS: '50' } });
 let replica: Db;
 let api: TestApi;
 let worker: TestWorker;
@@ -28,7 +28,6 @@ let other: MerchantFixture;
 let rewards: RewardFixture[];
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ READ_LAG_POLL_MS: '50' });
   replica = createDb({ connectionString: env.databaseUrl, poolSize: 2, applicationName: 'rewards-test-replica' });
   api = await startTestApi(env, {}, { replica });
   worker = await startTestWorker(env);
@@ -52,7 +51,6 @@ afterAll(async () => {
   await worker?.close();
   await api?.close();
   await replica?.destroy();
-  await env?.close();
 });
 
 async function metrics() {

@@ -3,9 +3,9 @@ import { claimIdempotencyKey, requestFingerprint } from '../../src/api/cancellat
 import { merchantRecordCountKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { bodyBoundHeaders, signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // One merchant cannot fill Redis for all: the records made per request (Idempotency-Key records, 24 h;
 // version-2 replay records, two signature windows) are bounded per merchant. Past the bound a request
@@ -15,22 +15,20 @@ import { bodyBoundHeaders, signedBody } from '../helpers/signing.js';
 const KEYED_BOUND = 3;
 const REPLAY_BOUND = 2;
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({
+  settings: {
+    IDEMPOTENCY_RECORDS_PER_MERCHANT: String(KEYED_BOUND),
+    SIGNATURE_REPLAY_RECORDS_PER_MERCHANT: String(REPLAY_BOUND),
+  },
+  api: true,
+});
 let replica: TestApi;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({
-    IDEMPOTENCY_RECORDS_PER_MERCHANT: String(KEYED_BOUND),
-    SIGNATURE_REPLAY_RECORDS_PER_MERCHANT: String(REPLAY_BOUND),
-  });
-  api = await startTestApi(env);
   replica = await startTestApi(env);
 });
 afterAll(async () => {
   await replica?.close();
-  await api?.close();
-  await env?.close();
 });
 
 const keyed = (via: TestApi, merchant: MerchantFixture, externalId: string, key: string) =>

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   abortKey,
   abortKeyPrefix,
@@ -8,11 +8,10 @@ import {
   merchantTurnsKey,
   WITHDRAWN,
 } from '../../src/shared/redis/redis-keys.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // What the service's own Redis keys cost and how long they live, read from a real Redis with no worker
 // running (so jobs wait, as behind a backlog): idempotency records stay under 150 bytes each (MEMORY
@@ -21,18 +20,11 @@ import { signedBody } from '../helpers/signing.js';
 
 const abortPath = '/api/v1/integration/jobs/cancel';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   merchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 describe('idempotency records', () => {

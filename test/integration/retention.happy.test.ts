@@ -7,7 +7,6 @@ import { Metrics } from '../../src/shared/telemetry/metrics.js';
 import { RetentionSweeper } from '../../src/worker/retention/retention-sweeper.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import {
   bet,
   createConfiguration,
@@ -17,6 +16,7 @@ import {
   type MerchantFixture,
 } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startTestWorker, type TestWorker } from '../helpers/worker.js';
 
 // What the retention sweeper removes, and only that: every kind of record the service keeps for itself,
@@ -26,15 +26,11 @@ import { startTestWorker, type TestWorker } from '../helpers/worker.js';
 const RETENTION_MS = 60_000;
 const MINUTE = 60_000;
 
-let env: TestEnvironment;
+const { env } = useTestContext({ settings: { RETENTION_MS: String(RETENTION_MS), RETENTION_BATCH_SIZE: '7' } });
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ RETENTION_MS: String(RETENTION_MS), RETENTION_BATCH_SIZE: '7' });
   merchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await env?.close();
 });
 
 function newSweeper(metrics = new Metrics({ collectDefaults: false, processName: 'worker' })) {

@@ -8,20 +8,19 @@ import {
   RetentionSweeper,
   type SweepReport,
 } from '../../src/worker/retention/retention-sweeper.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // The sweeper among other workers and under load: one replica sweeps at a time and no row is counted
 // twice; on a table of 1,000,000 expired rows no lock is held long enough to make a concurrent
 // transaction wait a second; a worker that stops ends its sweep after the statement in flight.
 
-let env: TestEnvironment;
+const { env } = useTestContext({ settings: { RETENTION_MS: '60000' } });
 let merchant: MerchantFixture;
 /** Two more pools: two worker replicas, each with its own connections. */
 let replicaDbs: Db[];
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ RETENTION_MS: '60000' });
   merchant = await createMerchant(env.db);
   replicaDbs = [1, 2].map((replica) =>
     createDb({ connectionString: env.databaseUrl, poolSize: 3, applicationName: `rewards-worker-${replica}` }),
@@ -29,7 +28,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all((replicaDbs ?? []).map((db) => db.destroy()));
-  await env?.close();
 });
 
 function sweeperOn(db: Db, options: { batchSize?: number; stopping?: AbortSignal; vacuum?: boolean } = {}) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/shared/db/client.js';
 import type { Database } from '../../src/shared/db/schema.js';
 import { listDeferredSlices, listJobRewards } from '../../src/shared/jobs/job-rewards.repository.js';
@@ -18,15 +18,15 @@ import {
   cancelSingleRewards,
   type SingleCancelRequest,
 } from '../../src/worker/cancellations/reward-cancellations.repository.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type RewardInput } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * The cancel statements on their own, against real Postgres: which rewards each one changes, and
  * the counts it reports, case by case (the routes' and workers' tests see them only through a job).
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let merchantId: string;
 let otherMerchantId: string;
 let configurationId: string;
@@ -34,7 +34,6 @@ let otherConfigurationId: string;
 let foreignConfigurationId: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   merchantId = (await createMerchant(env.db)).id;
   otherMerchantId = (await createMerchant(env.db)).id;
   configurationId = (await createConfiguration(env.db, { merchantId, startDate: Date.now(), externalId: 'conf-a' })).id;
@@ -44,9 +43,6 @@ beforeAll(async () => {
   foreignConfigurationId = (
     await createConfiguration(env.db, { merchantId: otherMerchantId, startDate: Date.now(), externalId: 'conf-a' })
   ).id;
-});
-afterAll(async () => {
-  await env?.close();
 });
 
 const unique = (label: string) => `${label}-${randomUUID()}`;

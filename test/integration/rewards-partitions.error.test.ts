@@ -2,16 +2,15 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** The partition count is fixed by the first migration: a count it cannot use leaves the database as it was. */
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let empty: Db;
 let database: string;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   database = `${new URL(env.databaseUrl).pathname.slice(1)}_empty`;
   await sql`CREATE DATABASE ${sql.id(database)}`.execute(env.db);
   const url = new URL(env.databaseUrl);
@@ -20,8 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await empty?.destroy();
-  if (env) await sql`DROP DATABASE IF EXISTS ${sql.id(database)} WITH (FORCE)`.execute(env.db);
-  await env?.close();
+  if (database) await sql`DROP DATABASE IF EXISTS ${sql.id(database)} WITH (FORCE)`.execute(env.db);
 });
 
 async function tables(): Promise<string[]> {

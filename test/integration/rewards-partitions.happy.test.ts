@@ -25,9 +25,9 @@ import {
   countCancelledByJob,
 } from '../../src/worker/cancellations/query-cancellations.repository.js';
 import { cancelSingleRewards } from '../../src/worker/cancellations/reward-cancellations.repository.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { bet, createConfiguration, createRewards, createSession } from '../helpers/fixtures.js';
 import { merchantsInTwoPartitions, partitionsInPlan, recordingDb, touchesRewards } from '../helpers/partitions.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * `rewards` is hash-partitioned by merchant (docs/design.md "Rewards partitioned by merchant"): the
@@ -35,13 +35,12 @@ import { merchantsInTwoPartitions, partitionsInPlan, recordingDb, touchesRewards
  * onto the one partition of its merchant.
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let recording: { db: Kysely<Database>; statements: CompiledQuery[] };
 /** Two merchants in different partitions, with a configuration and rewards each. */
 const merchants: Array<{ id: string; partition: string; configurationId: string; players: string[] }> = [];
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   recording = recordingDb(env.databaseUrl);
   for (const { merchant, partition } of await merchantsInTwoPartitions(env.db)) {
     const configurationId = (await createConfiguration(env.db, { merchantId: merchant.id, startDate: Date.now() })).id;
@@ -58,7 +57,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await recording?.db.destroy();
-  await env?.close();
 });
 
 const first = () => merchants[0] as (typeof merchants)[number];

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cancelRewardsByIdentifiers } from '../../src/worker/cancellations/identifier-cancellations.repository.js';
 import {
   cancelRewardsOfPlayers,
   cancelSliceOfPlayers,
 } from '../../src/worker/cancellations/query-cancellations.repository.js';
 import { cancelSingleRewards } from '../../src/worker/cancellations/reward-cancellations.repository.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createRewards } from '../helpers/fixtures.js';
 import { merchantsInTwoPartitions, partitionOf } from '../helpers/partitions.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * A row address (`ctid`) is unique within one partition only: two merchants in two partitions, filled
@@ -18,14 +18,13 @@ import { merchantsInTwoPartitions, partitionOf } from '../helpers/partitions.js'
  * change the other's rewards at the same addresses (docs/design.md "Rewards partitioned by merchant").
  */
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 const PLAYERS = Array.from({ length: 20 }, (_, index) => `player-${String(index).padStart(2, '0')}`);
 const REWARDS_PER_PLAYER = 30;
 let attacker: { id: string; partition: string; configurationId: string };
 let victim: { id: string; partition: string };
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   const [a, b] = await merchantsInTwoPartitions(env.db);
   if (!a || !b) throw new Error('two merchants expected');
   // Fresh partitions: nothing was ever written to either, so the same inserts give the same addresses.
@@ -47,9 +46,6 @@ beforeAll(async () => {
     if (merchant === a.merchant) attacker = { id: merchant.id, partition: a.partition, configurationId };
   }
   victim = { id: b.merchant.id, partition: b.partition };
-});
-afterAll(async () => {
-  await env?.close();
 });
 
 async function addresses(partition: string): Promise<string[]> {

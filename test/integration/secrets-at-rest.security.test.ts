@@ -6,12 +6,11 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRing } from '../../src/shared/secrets/key-ring.js';
 import { createWebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 /**
  * Secrets at rest: what a database backup holds. Merchants and webhooks are made through the admin
@@ -21,22 +20,18 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
 
 const run = promisify(execFile);
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api, worker } = useTestContext({
+  settings: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' },
+  api: true,
+  worker: true,
+});
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.0001' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 
 async function admin(method: string, path: string, body?: unknown): Promise<Response> {

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
 import { findWebhook } from '../../src/shared/webhooks/webhooks.repository.js';
 import { resealSecrets } from '../../src/tools/reseal-secrets.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, testKeyRing } from '../helpers/fixtures.js';
 import { sealInFormerForm } from '../helpers/former-sealed-form.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Values sealed before the column was part of the associated data (form `v1`, the merchant only) keep
@@ -15,17 +14,7 @@ import { signedBody } from '../helpers/signing.js';
  * column), under the same key too.
  */
 
-let env: TestEnvironment;
-let api: TestApi;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ api: true });
 
 describe('npm run secrets:reseal and the former sealed form', () => {
   it('rewrites merchant-only values bound to their column, and they keep signing before and after', async () => {

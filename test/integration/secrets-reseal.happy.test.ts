@@ -7,9 +7,9 @@ import { parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
 import { upsertWebhook } from '../../src/shared/webhooks/webhooks.repository.js';
 import { type ResealProgress, resealSecrets } from '../../src/tools/reseal-secrets.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture, testKeyRing } from '../helpers/fixtures.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Key rotation as docs/operations.md describes it: a new key is put first in SECRETS_KEYS (the services
@@ -21,14 +21,13 @@ const run = promisify(execFile);
 const HOUR_MS = 60 * 60 * 1000;
 
 const newKey = `new1:${randomBytes(32).toString('base64')}`;
-let env: TestEnvironment;
+const { env } = useTestContext();
 let api: TestApi;
 /** The ring after the rotation: the new key first, the run's (old) key behind it. */
 let rotatedText: string;
 let rotated: KeyRing;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   rotatedText = `${newKey},${env.secretsKeys}`;
   const parsed = parseKeyRing(rotatedText);
   if (!parsed.ok) throw new Error(parsed.reason);
@@ -38,7 +37,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await api?.close();
-  await env?.close();
 });
 
 const readAll = (merchant: MerchantCredentials) =>

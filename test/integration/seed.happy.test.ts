@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { digestSessionToken } from '../../src/api/bet-slip/session-token.js';
 import type { Db } from '../../src/shared/db/client.js';
 import { DEMO_MERCHANT } from '../../src/tools/seed/demo-data.js';
@@ -11,24 +11,13 @@ import { DEFAULT_VOLUME, parseSeedArgs, type VolumeSeedOptions } from '../../src
 import type { SeedReport } from '../../src/tools/seed/seed-report.js';
 import { seedVolume } from '../../src/tools/seed/volume-seed.js';
 import { buildSignedFields, toQueryString } from '../../src/tools/signed-request.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 const run = promisify(execFile);
 const seedCliPath = fileURLToPath(new URL('../../src/tools/seed/seed.cli.ts', import.meta.url));
 
-let env: TestEnvironment;
-let api: TestApi;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ api: true });
 
 /** Row counts of every table the seed writes, for one merchant. */
 async function countRows(db: Db, merchantId: string): Promise<Record<string, number>> {

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession } from '../helpers/fixtures.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // A version-1 triple in a GET /betSlip URL is bound as soon as its signature holds, whatever that
 // request is answered (403, 429, a timestamp not yet in its window): the URL is logged all the same.
@@ -15,17 +15,15 @@ import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
 const WINDOW_MS = 8_000;
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 
-let env: TestEnvironment;
+const { env } = useTestContext({ settings: { SIGNATURE_WINDOW_MS: String(WINDOW_MS) } });
 let api: TestApi;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ SIGNATURE_WINDOW_MS: String(WINDOW_MS) });
   // Behind a "load balancer" at 127.0.0.1, so that a test can choose the source the allow-list judges.
   api = await startTestApi(env, { config: { ...env.config, TRUST_PROXY: ['127.0.0.1'] } });
 });
 afterAll(async () => {
   await api?.close();
-  await env?.close();
 });
 
 /** A GET /betSlip as the merchant's server builds it: the signed triple in its query string. */

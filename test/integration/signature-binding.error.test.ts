@@ -1,27 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // Redis cannot say whether a v1 signature was seen in a URL: the reads and GET /betSlip still answer
 // (they change nothing, and the bet slip must survive a Redis outage); the cancels answer 503.
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({
+  settings: { RATE_LIMIT_TIMEOUT_MS: '50', ENQUEUE_TIMEOUT_MS: '300' },
+  // Nothing listens on port 1: every Redis command of this API fails.
+  api: { options: { redisUrl: 'redis://127.0.0.1:1', waitForRedis: false } },
+});
 let merchant: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ RATE_LIMIT_TIMEOUT_MS: '50', ENQUEUE_TIMEOUT_MS: '300' });
-  // Nothing listens on port 1: every Redis command of this API fails.
-  api = await startTestApi(env, {}, { redisUrl: 'redis://127.0.0.1:1', waitForRedis: false });
   merchant = await createMerchant(env.db);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 describe('the URL signature check with Redis unreachable', () => {

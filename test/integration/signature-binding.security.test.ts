@@ -1,30 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { urlSignatureKey } from '../../src/shared/redis/redis-keys.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, createSession } from '../helpers/fixtures.js';
 import { type MerchantCredentials, signedBody } from '../helpers/signing.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // A version-1 signature (merchantId + timestamp only) read from a logged GET /betSlip URL must not sign
 // anything else: the URL binds its triple for the signature's window (docs/design.md, "Threat model").
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ api: true, worker: true });
 
 async function expectUnsigned(response: Response): Promise<void> {
   expect(response.status).toBe(401);

@@ -1,30 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signatureReplayKey } from '../../src/shared/redis/redis-keys.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { bodyBoundHeaders, signedBody } from '../helpers/signing.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
+import { eventually } from '../helpers/worker.js';
 
 // A version-2 request sent again within its window (the same X-Signature) is a retry: the first answer,
 // the same job, whatever happened since. Version-1 POSTs stay unbound to their body, so concurrent
 // clients that sign several requests in one millisecond keep working.
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ api: true, worker: true });
 
 async function grant(merchant: MerchantFixture, configurationId: string, playerIds: string[]) {
   return createRewards(env.db, {

@@ -1,29 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { describe, expect, it } from 'vitest';
 import { cancelPaths } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { bodyBoundHeaders, signedBody } from '../helpers/signing.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { useTestContext } from '../helpers/test-context.js';
+import { eventually } from '../helpers/worker.js';
 
 // A captured version-2 request sent again with its X-Signature spelled otherwise (hex upper-cased, a
 // zero before `t`) still verifies: it must find the first request's replay record, not queue a job
 // that cancels the rewards granted since.
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ api: true, worker: true });
 
 async function grant(merchant: MerchantFixture, configurationId: string, playerIds: string[]) {
   return createRewards(env.db, {

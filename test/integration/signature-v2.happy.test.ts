@@ -1,25 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseSignArgs, renderSignedRequest } from '../../src/tools/signed-request.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession } from '../helpers/fixtures.js';
 import { bodyBoundHeaders, signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // A version 2 merchant signing body-bound requests as docs/interface.md tells it to: with the
 // signing helper's output as printed, with its own serialisation of the body, on GET with a query.
 
-let env: TestEnvironment;
-let api: TestApi;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ api: true });
 
 const CANCEL = '/api/v1/integration/rewards/cancel';
 

@@ -1,25 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signatureHeaderValue } from '../../src/api/auth/signature.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, createSession, type MerchantOptions } from '../helpers/fixtures.js';
 import { bodyBoundHeaders, type MerchantCredentials, signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // What body-bound signatures (version 2) are for: a signature seen on one request cannot sign
 // another. Each case sends what an attacker holding a captured request could send.
 
-let env: TestEnvironment;
-let api: TestApi;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ api: true });
 
 const BULK_CANCEL = '/api/v1/integration/rewards/bulkCancel';
 const CANCEL = '/api/v1/integration/rewards/cancel';

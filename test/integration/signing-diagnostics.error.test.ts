@@ -1,28 +1,17 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signMessage } from '../../src/api/auth/signature.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant } from '../helpers/fixtures.js';
 import { bodyBoundHeaders } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Issue 27 item 1: a refused signature says which of the merchant's mistakes it is, with errorCode 2
  * and 3 unchanged, and errorCode 3 says the server's time.
  */
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
 
 async function refusal(response: Response, status: number, errorCode: number): Promise<string> {
   expect(response.status).toBe(status);

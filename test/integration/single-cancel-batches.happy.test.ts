@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BATCH_MEMBERS } from '../../src/api/cancellations/single-cancel-batcher.js';
 import { batchIdOf, memberJobId, singleCancelDeduplicationKey } from '../../src/shared/cancellations/member-ids.js';
 import { deduplicationKey } from '../../src/shared/jobs/job-catalogue.js';
 import { cancelDedupKey } from '../../src/shared/redis/redis-keys.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
 import { cancelPaths, fetchJobStatus, requestCancellation, waitForJob } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startTestWorker } from '../helpers/worker.js';
 
 /**
@@ -16,19 +15,12 @@ import { startTestWorker } from '../helpers/worker.js';
  * member only while its batch waits.
  */
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 let merchant: MerchantFixture;
 let other: MerchantFixture;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
   [merchant, other] = await Promise.all([createMerchant(env.db), createMerchant(env.db)]);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
 });
 
 async function rewardsFor(owner: MerchantFixture, prefix: string, count: number) {

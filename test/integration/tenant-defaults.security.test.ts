@@ -7,12 +7,12 @@ import { MerchantDirectory } from '../../src/api/auth/merchant-directory.js';
 import { createDb, type Db } from '../../src/shared/db/client.js';
 import { rateLimitKey } from '../../src/shared/redis/redis-keys.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture, testKeyRing } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/processes.js';
 import { monitorRedis } from '../helpers/redis-monitor.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * What every merchant gets without an operator doing anything (docs/design.md §10): a default rate
@@ -26,19 +26,14 @@ const SMALL_LIMIT = 16 * 1024;
 const READ_ALL = '/api/v1/integration/reward-configurations/readAll';
 const BULK_CANCEL = '/api/v1/integration/rewards/bulkCancel';
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ settings: { RATE_LIMIT_PER_SECOND: String(DEFAULT_LIMIT) }, api: true });
 let redis: Redis;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ RATE_LIMIT_PER_SECOND: String(DEFAULT_LIMIT) });
-  api = await startTestApi(env);
   redis = new Redis(env.redisUrl);
 });
 afterAll(async () => {
   redis?.disconnect();
-  await api?.close();
-  await env?.close();
 });
 
 const readAll = (target: TestApi, merchant: MerchantFixture) => target.post(READ_ALL, signedBody(merchant));

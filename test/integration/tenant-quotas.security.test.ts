@@ -1,26 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { describe, expect, it } from 'vitest';
+import { startTestApi } from '../helpers/api.js';
 import { cancelPaths, requestCancellation } from '../helpers/cancellation.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { createTestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
 import { signedBody } from '../helpers/signing.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * Per-merchant cap of bulk jobs queued or running (maxQueuedJobs), and the operators' per-queue cap of
  * waiting jobs. No worker runs here, so every accepted job stays queued.
  */
 
-let env: TestEnvironment;
-let api: TestApi;
-
-beforeAll(async () => {
-  env = await createTestEnvironment({ MAX_QUEUED_JOBS: '3' });
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
+const { env, api } = useTestContext({ settings: { MAX_QUEUED_JOBS: '3' }, api: true });
 
 function bulkCancel(merchant: MerchantFixture, externalIds: string[]) {
   return api.post(cancelPaths.bulkCancel, signedBody(merchant, { externalIds }));

@@ -5,11 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MerchantClient, verifyWebhook } from '../../clients/typescript/src/index.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createConfiguration, createMerchant, createRewards, type MerchantFixture } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 /**
  * Issue 27 item 5: the TypeScript client (clients/typescript) against the running service: v1 and v2,
@@ -17,22 +16,14 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
  * duplicate jobs, webhook verification with two secrets.
  */
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({ settings: { WEBHOOK_ALLOW_PRIVATE: 'true' }, api: true, worker: true });
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true' });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 
 const clientFor = (merchant: MerchantFixture, options: { baseUrl?: string; signatureVersion?: 1 | 2 } = {}) =>

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeyRing } from '../../src/shared/secrets/key-ring.js';
 import { parseKeyRing } from '../../src/shared/secrets/key-ring-text.js';
 import type { SecretSealer } from '../../src/shared/secrets/secret-sealer.js';
@@ -10,8 +10,8 @@ import {
   upsertWebhook,
 } from '../../src/shared/webhooks/webhooks.repository.js';
 import { resealSecrets } from '../../src/tools/reseal-secrets.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, testKeyRing } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /**
  * An attempt's outcome is recorded against the settings it was sent with. A delivery still waiting on
@@ -20,14 +20,7 @@ import { createMerchant, testKeyRing } from '../helpers/fixtures.js';
  */
 
 const keys = testKeyRing();
-let env: TestEnvironment;
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const { env } = useTestContext();
 
 async function webhookOf(merchantId: string, ring: SecretSealer = keys) {
   const webhook = await findWebhook(env.db, ring, merchantId);

@@ -9,21 +9,19 @@ import {
   refreshWebhookPending,
   takeAllPending,
 } from '../../src/shared/webhooks/webhook-pending.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 // gateway_webhook_pending: webhook deliveries pending per merchant, bounded in cardinality (the top 20
 // merchants by backlog by id, the rest summed as merchant="other"), kept exact as events arrive and end.
 
-let env: TestEnvironment;
+const { env } = useTestContext();
 let redis: Redis;
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
   redis = new Redis(env.redisUrl);
 });
 afterAll(async () => {
   redis?.disconnect();
-  await env?.close();
 });
 
 async function pendingSeries(metrics: Metrics): Promise<Map<string, number>> {

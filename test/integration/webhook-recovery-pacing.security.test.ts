@@ -1,12 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookPendingKey } from '../../src/shared/redis/redis-keys.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant } from '../helpers/fixtures.js';
 import { webhookCall } from '../helpers/merchant-webhook-calls.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // A recovery of a month of events is paced: it never holds more than half of the merchant's pending cap
 // in Redis, never pushes an event out of the pending set, and reaches the receiver through the merchant's
@@ -15,25 +14,21 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
 const PENDING_CAP = 40;
 const EVENTS = 150;
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api, worker } = useTestContext({
+  settings: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_MAX_PENDING_PER_MERCHANT: String(PENDING_CAP),
+  },
+  api: true,
+  worker: true,
+});
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_MAX_PENDING_PER_MERCHANT: String(PENDING_CAP),
-  });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 
 describe('webhooks/recover', () => {

@@ -5,11 +5,10 @@ import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js
 import { webhookPendingKey } from '../../src/shared/redis/redis-keys.js';
 import { webhookEventId } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // A dead receiver holds a bounded part of the service: merchant A's receiver never answers (each attempt
 // ends at WEBHOOK_TIMEOUT_MS), yet A holds at most WEBHOOK_MERCHANT_CONCURRENCY attempts at once, B's
@@ -21,9 +20,18 @@ const MERCHANT_CONCURRENCY = 2;
 const A_EVENTS = 12;
 const B_EVENTS = 5;
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api, worker } = useTestContext({
+  settings: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_SCALE: '0.0001',
+    WEBHOOK_TIMEOUT_MS: '1500',
+    WEBHOOK_DELIVERY_CONCURRENCY: '6',
+    WEBHOOK_MERCHANT_CONCURRENCY: String(MERCHANT_CONCURRENCY),
+    WEBHOOK_DISABLE_AFTER_MS: '4000',
+  },
+  api: true,
+  worker: true,
+});
 let notifier: WebhookNotifier;
 let receiver: WebhookReceiver;
 
@@ -65,25 +73,12 @@ async function dropped(reason: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment({
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCALE: '0.0001',
-    WEBHOOK_TIMEOUT_MS: '1500',
-    WEBHOOK_DELIVERY_CONCURRENCY: '6',
-    WEBHOOK_MERCHANT_CONCURRENCY: String(MERCHANT_CONCURRENCY),
-    WEBHOOK_DISABLE_AFTER_MS: '4000',
-  });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
   receiver.answer = (request) => (request.path === '/a' ? 'hang' : 200);
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 
 describe('a merchant whose receiver hangs', { timeout: 60_000 }, () => {

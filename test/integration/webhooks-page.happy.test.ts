@@ -6,11 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/tools/seed/demo-seed.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { testKeyRing } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // docs/webhooks.md runs as written: its curl, TypeScript and Python examples, against the demo merchant,
 // with only the service's address and the endpoint's URL (a real receiver on 127.0.0.1) put in.
@@ -19,9 +18,7 @@ const execute = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const ENDPOINT = 'https://merchant.example/webhooks/rewards';
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api } = useTestContext({ settings: { WEBHOOK_ALLOW_PRIVATE: 'true' }, api: true, worker: true });
 let receiver: WebhookReceiver;
 let directory: string;
 let page: string;
@@ -40,19 +37,13 @@ async function receivedTestEvent(path: string, eventId: string) {
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ WEBHOOK_ALLOW_PRIVATE: 'true' });
   await seedDemo(env.db, testKeyRing());
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   receiver = await startWebhookReceiver();
   directory = await mkdtemp(join(tmpdir(), 'webhooks-page-'));
   page = await readFile(join(root, 'docs/webhooks.md'), 'utf8');
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
   if (directory) await rm(directory, { recursive: true, force: true });
 });
 beforeEach(() => {

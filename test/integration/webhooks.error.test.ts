@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { describe, expect, it } from 'vitest';
 import { createMerchant } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 
 /** A response body, loosely typed for assertions. */
 const readJson = (response: Response): Promise<any> => response.json();
 
-let env: TestEnvironment;
-let api: TestApi;
+const { env, api } = useTestContext({ api: true });
 
 const UNKNOWN_MERCHANT = '11111111-2222-4333-8444-555555555555';
 
@@ -18,15 +16,6 @@ function call(method: string, path: string, body?: unknown, rawBody?: string) {
     body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
   });
 }
-
-beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.close();
-});
 
 describe('PUT /admin/v1/merchants/:merchantId/webhook', () => {
   it.each([

@@ -5,11 +5,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PublicJobStatus } from '../../src/shared/jobs/job-status-schema.js';
 import { webhookEventId, webhookQueueName } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant, type MerchantFixture } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { type ReceivedWebhook, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // Completion webhooks end to end inside one process: the admin API sets them, the notifier (which the
 // worker calls when a job finishes) queues events, the real delivery worker POSTs them to a real HTTP
@@ -17,9 +16,15 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
 // standardwebhooks package, the format's reference implementation. The retry schedule is shrunk
 // 10,000 times (WEBHOOK_RETRY_SCALE): 0.5 ms, 30 ms, 180 ms, 0.7 s, 1.8 s, 3.6 s.
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api, worker } = useTestContext({
+  settings: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_SCALE: '0.0001',
+    WEBHOOK_TIMEOUT_MS: '1500',
+  },
+  api: true,
+  worker: true,
+});
 let notifier: WebhookNotifier;
 let receiver: WebhookReceiver;
 let webhookQueue: Queue;
@@ -98,23 +103,13 @@ async function metric(outcome: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  env = await createTestEnvironment({
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCALE: '0.0001',
-    WEBHOOK_TIMEOUT_MS: '1500',
-  });
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
   webhookQueue = new Queue(webhookQueueName, { connection: worker.deps.redis, prefix: env.queuePrefix });
 });
 afterAll(async () => {
   await webhookQueue?.close();
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 beforeEach(() => {
   receiver.answer = () => 200;

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookEventId } from '../../src/shared/webhooks/webhook-catalogue.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/shared/webhooks/webhook-notifier.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { createMerchant } from '../helpers/fixtures.js';
+import { useTestContext } from '../helpers/test-context.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { eventually } from '../helpers/worker.js';
 
 // The SSRF guard with WEBHOOK_ALLOW_PRIVATE at its default (false): internal addresses are refused when
 // the URL is set, and again at delivery time (a URL stored another way, or a name that now resolves
@@ -15,9 +14,7 @@ import { eventually, startTestWorker, type TestWorker } from '../helpers/worker.
 /** A response body, loosely typed for assertions. */
 const readJson = (response: Response): Promise<any> => response.json();
 
-let env: TestEnvironment;
-let api: TestApi;
-let worker: TestWorker;
+const { env, api, worker } = useTestContext({ api: true, worker: true });
 let notifier: WebhookNotifier;
 let receiver: WebhookReceiver;
 
@@ -37,17 +34,11 @@ const listDeliveries = (merchantId: string, token?: string) =>
   fetch(`${api.adminUrl}/admin/v1/merchants/${merchantId}/webhook/deliveries`, { headers: adminHeaders(token) });
 
 beforeAll(async () => {
-  env = await createTestEnvironment();
-  api = await startTestApi(env);
-  worker = await startTestWorker(env);
   notifier = createWebhookNotifier({ ...worker.deps, queue: () => worker.deps.queues.webhooks });
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await worker?.close();
-  await api?.close();
   await receiver?.close();
-  await env?.close();
 });
 
 describe('webhook URLs when private addresses are not allowed (the default)', () => {
