@@ -8,7 +8,7 @@ import { createConfiguration, createMerchant, createRewards, type MerchantFixtur
 import { useTestContext } from '../helpers/test-context.js';
 
 /**
- * Issue 27, "done when": a client generated from openapi/merchant.json by off-the-shelf tools
+ * A client generated from openapi/merchant.json by off-the-shelf tools
  * (openapi-typescript for the types, openapi-fetch for the calls) compiles under `tsc --strict` and,
  * against a running service, reads configurations, cancels, waits for the job and lists its rewards.
  * Nothing here is hand-typed: a route whose document lies about its answer breaks the compile or the run.

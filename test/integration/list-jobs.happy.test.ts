@@ -4,7 +4,7 @@ import { createConfiguration, createMerchant, createRewards, type MerchantFixtur
 import { signedBody } from '../helpers/signing.js';
 import { useTestContext } from '../helpers/test-context.js';
 
-/** Issue 27 item 3: POST /api/v1/integration/jobs/list, keyset pages of a merchant's jobs, newest first. */
+/** POST /api/v1/integration/jobs/list, keyset pages of a merchant's jobs, newest first. */
 
 const PATH = '/api/v1/integration/jobs/list';
 

@@ -6,7 +6,7 @@ import { bodyBoundHeaders } from '../helpers/signing.js';
 import { useTestContext } from '../helpers/test-context.js';
 
 /**
- * Issue 27 item 1: a refused signature says which of the merchant's mistakes it is, with errorCode 2
+ * A refused signature says which of the merchant's mistakes it is, with errorCode 2
  * and 3 unchanged, and errorCode 3 says the server's time.
  */
 

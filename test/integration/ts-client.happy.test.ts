@@ -11,7 +11,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-r
 import { eventually } from '../helpers/worker.js';
 
 /**
- * Issue 27 item 5: the TypeScript client (clients/typescript) against the running service: v1 and v2,
+ * The TypeScript client (clients/typescript) against the running service: v1 and v2,
  * a 25,000-id bulk cancel split and completed with exact counts, retries after a 429 and a 503 without
  * duplicate jobs, webhook verification with two secrets.
  */

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
- * Issue 27 item 6: every signing snippet of docs/signing-snippets.md, extracted from the document as
+ * Every signing snippet of docs/signing-snippets.md, extracted from the document as
  * written, signs every vector of docs/signing-test-vectors.json, in all six languages. Every toolchain
  * is part of this project's machine (.ci/run installs Go, PHP and Mono from Debian's packages): a
  * missing one fails the test. C# runs on the .NET SDK where it is installed, else on Mono.
