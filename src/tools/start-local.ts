@@ -42,7 +42,12 @@ try {
   const created = await ensureDatabase(config.DATABASE_URL);
   // A Redis Cluster is reached by the processes themselves; only a single local Redis is checked here.
   if (config.REDIS_URL && !config.REDIS_CLUSTER_NODES) await checkRedis(config.REDIS_URL);
-  const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-start' });
+  const db = createDb({
+    connectionString: config.DATABASE_URL,
+    poolSize: 2,
+    applicationName: 'rewards-start',
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+  });
   try {
     const applied = await migrateToLatest(db, {
       rewardPartitions: config.REWARD_PARTITIONS,
