@@ -1,7 +1,7 @@
 import { HTTPException } from 'hono/http-exception';
 import { isDatabaseBusy, isDatabaseUnavailable } from '../shared/db/database-errors.js';
 import { errorResponse } from '../shared/errors/error-response.js';
-import { AppError } from '../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../shared/errors/errors.js';
 import { BULK_ROUTE_PATHS } from './cancellations/bulk-cancel-route.js';
 import type { ApiDeps, App } from './context.js';
 import { adminSecurityHeaders } from './http/admin-security-headers.js';
@@ -74,12 +74,12 @@ function asAppError(error: Error, log: RequestLog): AppError {
   }
   if (isDatabaseUnavailable(error)) {
     log.error({ err: error }, 'database unavailable');
-    return new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, cause: error });
+    return new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: RETRY_SOON_SECONDS, cause: error });
   }
   if (isDatabaseBusy(error)) {
     // Past the API pool's statement or lock timeout (client.ts): the connection is free again at once.
     log.warn({ err: error }, 'database statement timed out');
-    return new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, cause: error });
+    return new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: RETRY_SOON_SECONDS, cause: error });
   }
   if (error instanceof HTTPException && error.status < 500) {
     // Raised by hono itself (malformed JSON in a validator, for instance).

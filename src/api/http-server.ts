@@ -9,6 +9,8 @@ export type ApiServerSettings = Pick<Config, 'PORT' | 'HOST' | 'HTTP_REQUEST_TIM
 
 /** How often Node looks for requests past their timeout, at most: Node's own default is 30 s. */
 const MAX_TIMEOUT_CHECK_MS = 1_000;
+/** The shortest time between two of those checks, whatever the timeouts: each walks every open connection. */
+const MIN_TIMEOUT_CHECK_MS = 50;
 
 /**
  * The API's Node HTTP server. A client gets HTTP_HEADERS_TIMEOUT_MS to send its headers and
@@ -30,7 +32,10 @@ export function serveApi(app: App, settings: ApiServerSettings, onListening?: (a
       serverOptions: {
         requestTimeout: settings.HTTP_REQUEST_TIMEOUT_MS,
         headersTimeout: settings.HTTP_HEADERS_TIMEOUT_MS,
-        connectionsCheckingInterval: Math.max(50, Math.min(MAX_TIMEOUT_CHECK_MS, Math.floor(shortest / 2))),
+        connectionsCheckingInterval: Math.max(
+          MIN_TIMEOUT_CHECK_MS,
+          Math.min(MAX_TIMEOUT_CHECK_MS, Math.floor(shortest / 2)),
+        ),
       },
     },
     onListening,

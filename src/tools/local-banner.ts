@@ -1,6 +1,8 @@
 import { DEMO_MERCHANT } from './seed/demo-data.js';
 import { buildSignedFields } from './signed-request.js';
 
+const MINUTE_MS = 60_000;
+
 export interface BannerOptions {
   apiBaseUrl: string;
   /** The admin listener: admin API, queue dashboard, /metrics. */
@@ -18,7 +20,7 @@ export function renderBanner(options: BannerOptions): string {
   const { apiBaseUrl, adminBaseUrl, workerBaseUrl, now } = options;
   const sign = (extra: Record<string, unknown> = {}) =>
     shellQuote(JSON.stringify(buildSignedFields(DEMO_MERCHANT.id, DEMO_MERCHANT.secretKey, now, extra)));
-  const minutes = Math.round(options.signatureWindowMs / 60_000);
+  const minutes = Math.round(options.signatureWindowMs / MINUTE_MS);
   const token = options.adminTokenFile
     ? `${options.adminToken}  (operator "admin", kept in ${options.adminTokenFile}; set ADMIN_TOKENS to choose)`
     : '(your ADMIN_TOKEN / ADMIN_TOKENS)';

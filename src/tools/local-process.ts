@@ -44,14 +44,19 @@ export class LocalProcess {
   }
 }
 
+/** One readiness request waits this long: the process answers at once when it is up. */
+const PROBE_TIMEOUT_MS = 1_000;
+/** The pause between two readiness requests: a start shows up within it, without a busy loop. */
+const PROBE_PAUSE_MS = 200;
+
 /** Resolves once `url` answers 200, rejects when the process exits first or the deadline passes. */
 export async function waitUntilReady(process: LocalProcess, url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!process.running) throw new Error(`the ${process.name} exited before it was ready (see its lines above)`);
-    const response = await fetch(url, { signal: AbortSignal.timeout(1_000) }).catch(() => undefined);
+    const response = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) }).catch(() => undefined);
     if (response?.status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, PROBE_PAUSE_MS));
   }
   throw new Error(`the ${process.name} was not ready at ${url} within ${timeoutMs / 1000} s`);
 }

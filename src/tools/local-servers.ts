@@ -8,6 +8,9 @@ import pg from 'pg';
 
 export class LocalServerError extends Error {}
 
+/** How long `npm start` waits for a local Postgres or Redis to answer: a server on this machine answers in milliseconds. */
+const LOCAL_CONNECT_TIMEOUT_MS = 3_000;
+
 /** Creates the database named in `databaseUrl` when it does not exist yet; true when it created it. */
 export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   const target = new URL(databaseUrl);
@@ -16,7 +19,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   // Any database lets us look; `postgres` exists on every server, the target itself may not.
   const maintenance = new URL(databaseUrl);
   maintenance.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: maintenance.toString(), connectionTimeoutMillis: 3_000 });
+  const client = new pg.Client({
+    connectionString: maintenance.toString(),
+    connectionTimeoutMillis: LOCAL_CONNECT_TIMEOUT_MS,
+  });
   try {
     await client.connect();
   } catch (error) {
@@ -40,7 +46,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
 }
 
 /** Why the Redis at this URL does not answer PING within `connectTimeoutMs`, or undefined when it does. */
-export async function redisProblem(redisUrl: string, connectTimeoutMs = 3_000): Promise<string | undefined> {
+export async function redisProblem(
+  redisUrl: string,
+  connectTimeoutMs = LOCAL_CONNECT_TIMEOUT_MS,
+): Promise<string | undefined> {
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
     connectTimeout: connectTimeoutMs,

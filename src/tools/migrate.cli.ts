@@ -5,7 +5,12 @@ import { createLogger } from '../shared/telemetry/logger.js';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'migrate' });
-const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-migrate' });
+const db = createDb({
+  connectionString: config.DATABASE_URL,
+  poolSize: 2,
+  applicationName: 'rewards-migrate',
+  connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+});
 
 try {
   const applied = await migrateToLatest(db, {

@@ -10,7 +10,12 @@ import { resealSecrets } from './reseal-secrets.js';
  */
 const config = loadConfigOrExit();
 const ring = keyRingFromConfig(config);
-const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 1, applicationName: 'rewards-reseal' });
+const db = createDb({
+  connectionString: config.DATABASE_URL,
+  poolSize: 1,
+  applicationName: 'rewards-reseal',
+  connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+});
 
 try {
   process.stdout.write(`resealing every stored secret under key "${ring.currentKid}", bound to merchant and column\n`);

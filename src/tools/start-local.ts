@@ -16,7 +16,10 @@ import { seedRefusal } from './seed/seed-guard.js';
  * processes until Ctrl-C, which stops both gracefully.
  */
 
+/** How long the API and the worker may take to answer /readyz: a first start compiles the TypeScript (tsx). */
 const READY_TIMEOUT_MS = 60_000;
+/** A second Ctrl-C within this long of the first is the same key press, which npm forwards twice. */
+const REPEATED_SIGNAL_MS = 1_000;
 
 function fail(message: string): never {
   process.stderr.write(`npm start: ${message}\n`);
@@ -42,7 +45,12 @@ try {
   const created = await ensureDatabase(config.DATABASE_URL);
   // A Redis Cluster is reached by the processes themselves; only a single local Redis is checked here.
   if (config.REDIS_URL && !config.REDIS_CLUSTER_NODES) await checkRedis(config.REDIS_URL);
-  const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-start' });
+  const db = createDb({
+    connectionString: config.DATABASE_URL,
+    poolSize: 2,
+    applicationName: 'rewards-start',
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+  });
   try {
     const applied = await migrateToLatest(db, {
       rewardPartitions: config.REWARD_PARTITIONS,
@@ -80,7 +88,7 @@ function onSignal(): void {
     firstSignalAt = Date.now();
     process.stdout.write('\nstopping the API and the worker (Ctrl-C again to force)…\n');
     void stopAll(0);
-  } else if (Date.now() - firstSignalAt > 1_000) {
+  } else if (Date.now() - firstSignalAt > REPEATED_SIGNAL_MS) {
     for (const child of children) child.signal('SIGKILL');
   }
 }

@@ -4,9 +4,13 @@ import type { Db } from '../shared/db/client.js';
 import { withDeadline } from '../shared/process/deadline.js';
 import type { Logger } from '../shared/telemetry/logger.js';
 
-/** How often a paused worker asks whether Postgres answers again: resumes within about this long. */
-const PROBE_INTERVAL_MS = 1_000;
-const PROBE_TIMEOUT_MS = 1_000;
+/** How often a paused worker asks whether Postgres answers again, and how long one such probe waits. */
+interface DatabaseProbe {
+  /** DB_PROBE_INTERVAL_MS: the workers resume within about this long of the first answer. */
+  intervalMs: number;
+  /** DB_PROBE_TIMEOUT_MS. */
+  timeoutMs: number;
+}
 
 /**
  * Stops a worker process from taking jobs while Postgres does not answer, and lets it take them again
@@ -16,8 +20,9 @@ const PROBE_TIMEOUT_MS = 1_000;
  * it after a backoff that grows with each attempt; a long outage then either uses up the attempts (the
  * job fails for good, an accepted cancel is lost) or leaves jobs waiting minutes after the database is
  * back. Here the first "database unavailable" error pauses the process's workers (jobs already
- * running put themselves back, see workers.ts), a probe runs every second, and the workers resume
- * within about a second of the first answer. Each worker process has its own gate: pausing is local.
+ * running put themselves back, see workers.ts), a probe runs every DB_PROBE_INTERVAL_MS (a second by
+ * default), and the workers resume within about that long of the first answer. Each worker process has
+ * its own gate: pausing is local.
  */
 export class DatabaseGate {
   private workers: readonly Worker[] = [];
@@ -28,6 +33,7 @@ export class DatabaseGate {
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
+    private readonly probeSettings: DatabaseProbe,
   ) {}
 
   watch(workers: readonly Worker[]): void {
@@ -43,7 +49,7 @@ export class DatabaseGate {
     if (this.probing || this.closed) return;
     this.logger.error({ err: error }, 'postgres unavailable: pausing workers until it answers');
     for (const worker of this.workers) void worker.pause(true).catch(() => {});
-    this.probing = setInterval(() => void this.probe(), PROBE_INTERVAL_MS);
+    this.probing = setInterval(() => void this.probe(), this.probeSettings.intervalMs);
   }
 
   /** Runs after each recovery (for example to flush audit rows that could not be written). */
@@ -59,7 +65,7 @@ export class DatabaseGate {
 
   private async probe(): Promise<void> {
     try {
-      await withDeadline(sql`SELECT 1`.execute(this.db), PROBE_TIMEOUT_MS, () => {
+      await withDeadline(sql`SELECT 1`.execute(this.db), this.probeSettings.timeoutMs, () => {
         throw new Error('probe timed out');
       });
     } catch {

@@ -1,5 +1,6 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import type { Config } from '../shared/config/config.js';
 import type { Db } from '../shared/db/client.js';
 import { errorResponse } from '../shared/errors/error-response.js';
 import { AppError } from '../shared/errors/errors.js';
@@ -14,6 +15,7 @@ import type { WorkerDeps } from './worker-context.js';
 
 /** The worker's own small HTTP server on WORKER_PORT: /healthz, /readyz and /metrics. */
 export function createHealthApp(deps: {
+  config: Pick<Config, 'READINESS_CHECK_TIMEOUT_MS'>;
   db: Db;
   redis: RedisConnection;
   shards: ShardLayout;
@@ -23,12 +25,18 @@ export function createHealthApp(deps: {
   const app = new Hono();
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const { ready, checks } = await checkReadiness(deps.db, deps.redis, deps.shards, deps.metrics);
+    const { ready, checks } = await checkReadiness(
+      deps.db,
+      deps.redis,
+      deps.shards,
+      deps.config.READINESS_CHECK_TIMEOUT_MS,
+      deps.metrics,
+    );
     return c.json({ status: ready ? 'ok' : 'unavailable', checks }, ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
     await Promise.all([
-      checkReadiness(deps.db, deps.redis, deps.shards, deps.metrics),
+      checkReadiness(deps.db, deps.redis, deps.shards, deps.config.READINESS_CHECK_TIMEOUT_MS, deps.metrics),
       refreshQueueDepth(deps.metrics, deps.queues),
       refreshWebhookPending({ shards: deps.shards, redis: deps.redis, metrics: deps.metrics }),
       countDisabledWebhooks(deps.db).then(

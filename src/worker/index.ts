@@ -19,7 +19,7 @@ const running = startWorkers(deps);
 const sweeper = new RetentionSweeper(deps);
 sweeper.start();
 const health = startHealthServer(
-  createHealthApp({ ...connections, shards: deps.shards, metrics: deps.metrics, queues: deps.queues }),
+  createHealthApp({ ...connections, config, shards: deps.shards, metrics: deps.metrics, queues: deps.queues }),
   config.WORKER_PORT,
   config.HOST,
 );

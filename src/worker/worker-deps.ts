@@ -55,7 +55,7 @@ export function createWorkerDeps(
     queues,
     shards,
     turns: new MerchantTurns(redis, shards),
-    outbox: new AuditOutbox(redis, db, logger, config.QUEUE_PREFIX),
+    outbox: new AuditOutbox(redis, db, logger, config.QUEUE_PREFIX, config.AUDIT_OUTBOX_FLUSH_INTERVAL_MS),
     secrets: keyRingFromConfig(config),
     webhooks: createWebhookNotifier({
       config,

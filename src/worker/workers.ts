@@ -53,7 +53,10 @@ export function startWorkers(deps: WorkerDeps): CancellationWorkers {
   const missing = jobNames.filter((name) => typeof processors[name] !== 'function');
   if (missing.length > 0) throw new Error(`no processor for job kinds: ${missing.join(', ')}`);
 
-  const gate = new DatabaseGate(deps.db, deps.logger);
+  const gate = new DatabaseGate(deps.db, deps.logger, {
+    intervalMs: deps.config.DB_PROBE_INTERVAL_MS,
+    timeoutMs: deps.config.DB_PROBE_TIMEOUT_MS,
+  });
   gate.onResume(() => void deps.outbox.flush());
 
   const dispatch: Processor = async (job, token) => {

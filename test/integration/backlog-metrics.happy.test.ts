@@ -78,7 +78,7 @@ describe('gateway_ready', () => {
     const shards = new ShardLayout(env.config);
     const queues = new ShardedQueues(redis, shards);
     const metrics = new Metrics({ collectDefaults: false, processName: 'worker' });
-    const health = createHealthApp({ db: env.db, redis, shards, metrics, queues });
+    const health = createHealthApp({ config: env.config, db: env.db, redis, shards, metrics, queues });
     const text = await (await health.request('/metrics')).text();
     expect(sample(text, 'gateway_ready{process="worker"}')).toBe(1);
     expect(text).toContain(`gateway_queue_oldest_waiting_age_seconds{queue="${queueNames.bulk}",process="worker"} 0`);

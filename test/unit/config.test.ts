@@ -117,6 +117,35 @@ describe('loadConfig', () => {
     }
   });
 
+  it('keeps the timeouts and lifetimes an operator may tune at their defaults, and refuses them out of bounds', () => {
+    expect(loadConfig(required)).toMatchObject({
+      PORTAL_LINK_LIFETIME_MS: 15 * 60 * 1000,
+      PORTAL_SESSION_LIFETIME_MS: 8 * 60 * 60 * 1000,
+      READINESS_CHECK_TIMEOUT_MS: 1_000,
+      DB_PROBE_INTERVAL_MS: 1_000,
+      DB_PROBE_TIMEOUT_MS: 1_000,
+      AUDIT_OUTBOX_FLUSH_INTERVAL_MS: 5_000,
+      WEBHOOK_PREVIOUS_SECRET_MS: 24 * 60 * 60 * 1000,
+      RETENTION_ABANDONED_DELIVERY_MS: 7 * 24 * 60 * 60 * 1000,
+    });
+    expect(loadConfig({ ...required, WEBHOOK_PREVIOUS_SECRET_MS: '0' }).WEBHOOK_PREVIOUS_SECRET_MS).toBe(0);
+    const wrong: Record<string, string[]> = {
+      PORTAL_LINK_LIFETIME_MS: ['59999', '86400001'],
+      PORTAL_SESSION_LIFETIME_MS: ['59999', '604800001'],
+      READINESS_CHECK_TIMEOUT_MS: ['0', '30001'],
+      DB_PROBE_INTERVAL_MS: ['99', '60001'],
+      DB_PROBE_TIMEOUT_MS: ['99', '60001'],
+      AUDIT_OUTBOX_FLUSH_INTERVAL_MS: ['99', '600001'],
+      WEBHOOK_PREVIOUS_SECRET_MS: ['-1', '2592000001'],
+      RETENTION_ABANDONED_DELIVERY_MS: ['86399999', 'a week'],
+    };
+    for (const [variable, values] of Object.entries(wrong)) {
+      for (const value of values) {
+        expect(errorOf({ ...required, [variable]: value }).message).toMatch(new RegExp(`^\\s*${variable}: `, 'm'));
+      }
+    }
+  });
+
   it('names every wrong variable at once, and not the good ones', () => {
     const error = errorOf({ ...required, PORT: 'x', LOG_LEVEL: 'loud' });
     expect(error.message).toMatch(/^\s*PORT: /m);

@@ -323,7 +323,7 @@ export interface paths {
         put?: never;
         /**
          * Replace your endpoint's signing secret; the previous one keeps signing for 24 hours
-         * @description A secret replaced by an earlier rotation stops signing at once. Recorded in the audit log as your own change (never the secret).
+         * @description 24 hours unless the operator of the service set another overlap: `previousSecretExpiresAt` says when the previous secret stops signing. A secret replaced by an earlier rotation stops signing at once. Recorded in the audit log as your own change (never the secret).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;

@@ -1,6 +1,6 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import { SecretUnreadableError } from '../../shared/secrets/secret-sealer.js';
 import { isUuid, TIMESTAMP_MAX, timestampDigits } from '../../shared/wire-rules.js';
 import type { AppEnv } from '../context.js';
@@ -146,7 +146,11 @@ async function findMerchant(c: Context<AppEnv>, merchantId: string): Promise<Aut
     if (error instanceof SecretUnreadableError) {
       throw new AppError('INTERNAL_ERROR', undefined, { cause: error, logDetail: 'merchant secret unreadable' });
     }
-    throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: error, retryAfterSeconds: 1, logDetail: 'database' });
+    throw new AppError('SERVICE_UNAVAILABLE', undefined, {
+      cause: error,
+      retryAfterSeconds: RETRY_SOON_SECONDS,
+      logDetail: 'database',
+    });
   }
 }
 
@@ -206,7 +210,7 @@ async function checkUrlBinding(c: Context<AppEnv>, options: MerchantAuthOptions,
   } catch (error) {
     if (options.guard === 'cancel') {
       throw new AppError('SERVICE_UNAVAILABLE', undefined, {
-        retryAfterSeconds: 1,
+        retryAfterSeconds: RETRY_SOON_SECONDS,
         logDetail: 'redis (url signature binding)',
         cause: error,
       });

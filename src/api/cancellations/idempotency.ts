@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import { noAnswerWithin, withDeadline } from '../../shared/process/deadline.js';
 import type { RedisConnection } from '../../shared/redis/redis.js';
 import {
@@ -304,7 +304,7 @@ async function claimRecord(
 
 function stillBeingProcessed(): AppError {
   return new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed', {
-    retryAfterSeconds: 1,
+    retryAfterSeconds: RETRY_SOON_SECONDS,
   });
 }
 
@@ -348,7 +348,7 @@ async function withinDeadline<T>(store: IdempotencyStore, work: () => Promise<T>
     return await withDeadline(work(), store.timeoutMs, () => noAnswerWithin(store.timeoutMs));
   } catch (error) {
     throw new AppError('SERVICE_UNAVAILABLE', undefined, {
-      retryAfterSeconds: 1,
+      retryAfterSeconds: RETRY_SOON_SECONDS,
       logDetail: 'redis (idempotency key)',
       cause: error,
     });

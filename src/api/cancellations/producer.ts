@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Operation } from '../../shared/db/schema.js';
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import { type JobPayload, jobCatalogue } from '../../shared/jobs/job-catalogue.js';
 import { MerchantTurns } from '../../shared/jobs/merchant-turns.js';
 import { ShardedQueues } from '../../shared/jobs/queues.js';
@@ -70,8 +70,10 @@ export function isStoreOutcomeUnknown(error: unknown): boolean {
   return error instanceof AppError && error.cause instanceof StoreOutcomeUnknownError;
 }
 
-/** How long a refused caller is asked to wait before it tries again. */
+/** How long a refused caller is asked to wait before it tries again: a backlog drains in seconds, not at once. */
 const QUEUE_FULL_RETRY_SECONDS = 5;
+/** A queue's waiting count is read again once it is older than this: one count a second per queue and process. */
+const WAITING_COUNT_MAX_AGE_MS = 1_000;
 
 /**
  * Turns accepted cancel requests into jobs. A job id is only ever returned once Redis has stored the
@@ -107,7 +109,7 @@ export class CancellationProducer {
   get queues(): ShardedQueues {
     if (!this.created) {
       throw new AppError('SERVICE_UNAVAILABLE', undefined, {
-        retryAfterSeconds: 1,
+        retryAfterSeconds: RETRY_SOON_SECONDS,
         logDetail: 'redis not reached yet',
       });
     }
@@ -206,7 +208,11 @@ export class CancellationProducer {
         noAnswerWithin(timeoutMs),
       );
     } catch (error) {
-      throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, {
+        retryAfterSeconds: RETRY_SOON_SECONDS,
+        logDetail: 'redis',
+        cause: error,
+      });
     }
   }
 
@@ -296,7 +302,7 @@ export class CancellationProducer {
     if (max === 0) return;
     const now = Date.now();
     let known = this.waiting.get(queue);
-    if (!known || now - known.checkedAt > 1_000) {
+    if (!known || now - known.checkedAt > WAITING_COUNT_MAX_AGE_MS) {
       known = { count: await queue.getJobCountByTypes('wait', 'prioritized'), checkedAt: now };
       this.waiting.set(queue, known);
     }
@@ -317,7 +323,7 @@ export class CancellationProducer {
     try {
       return await withDeadline(work(), this.options.timeoutMs, () => {
         throw new AppError('SERVICE_UNAVAILABLE', undefined, {
-          retryAfterSeconds: 1,
+          retryAfterSeconds: RETRY_SOON_SECONDS,
           logDetail: 'redis timeout',
           cause: new StoreOutcomeUnknownError(),
         });
@@ -325,7 +331,7 @@ export class CancellationProducer {
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw new AppError('SERVICE_UNAVAILABLE', undefined, {
-        retryAfterSeconds: 1,
+        retryAfterSeconds: RETRY_SOON_SECONDS,
         logDetail: 'redis',
         cause: adding.started ? new StoreOutcomeUnknownError(error) : error,
       });

@@ -1,5 +1,5 @@
 import type { Db } from '../../shared/db/client.js';
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
 import type { ApiDeps } from '../context.js';
@@ -44,7 +44,8 @@ export async function readJobListingPage<T>(
       { accept: (read) => read !== undefined },
     ),
   );
-  if (page === undefined) throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1 });
+  if (page === undefined)
+    throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: RETRY_SOON_SECONDS });
   return page.page;
 }
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import { hasDeferredSlices, listJobRewards } from '../../shared/jobs/job-rewards.repository.js';
 import type { ApiDeps } from '../context.js';
 import { readJobListingPage } from './job-listing-page.js';
@@ -21,7 +21,9 @@ export function jobRewardsPage(
   return readJobListingPage(deps, merchantId, query.jobId, 'jobRewards', async (db, job) => {
     // Read only: the worker lists a by-query job's slices; a page before that would miss rewards.
     if (await hasDeferredSlices(db, job)) {
-      throw new AppError('CONFLICT', "The job's rewards are still being listed", { retryAfterSeconds: 1 });
+      throw new AppError('CONFLICT', "The job's rewards are still being listed", {
+        retryAfterSeconds: RETRY_SOON_SECONDS,
+      });
     }
     return listJobRewards(db, { ...job, after: query.after?.toLowerCase(), limit: query.limit ?? JOB_PAGE_DEFAULT });
   });

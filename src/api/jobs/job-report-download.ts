@@ -1,4 +1,4 @@
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import { hasDeferredSlices } from '../../shared/jobs/job-rewards.repository.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
 import type { ApiDeps } from '../context.js';
@@ -7,7 +7,7 @@ import { readFinishedJob, reportBatches } from './job-report.js';
 import { requireMerchantJob } from './merchant-job.js';
 import { ndjsonReportStream } from './ndjson-report-stream.js';
 
-/** How long a caller waits before asking again for the report of a job still running. */
+/** How long a caller waits before asking again for the report of a job still running: a bulk job runs for seconds at least. */
 const RUNNING_RETRY_SECONDS = 5;
 
 /**
@@ -32,7 +32,9 @@ export async function openJobReport(
   }
   const job = { merchantId, jobId: status.jobId };
   if (await readFinishedJob(deps, job, (db) => hasDeferredSlices(db, job))) {
-    throw new AppError('CONFLICT', "The job's rewards are still being listed", { retryAfterSeconds: 1 });
+    throw new AppError('CONFLICT', "The job's rewards are still being listed", {
+      retryAfterSeconds: RETRY_SOON_SECONDS,
+    });
   }
 
   const release = await holdHeavyRead(deps.heavyReads, merchantId);

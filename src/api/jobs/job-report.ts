@@ -1,5 +1,5 @@
 import type { Db } from '../../shared/db/client.js';
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import type { ApiDeps } from '../context.js';
 import { hasFinished, type ListedJob } from './job-listing-page.js';
 import { type ListedRowCursor, readCancelledReportBatch, readUnappliedReportBatch } from './job-report.repository.js';
@@ -59,6 +59,7 @@ export async function readFinishedJob<T>(
     },
     { accept: (result) => result !== undefined },
   );
-  if (answer === undefined) throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1 });
+  if (answer === undefined)
+    throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: RETRY_SOON_SECONDS });
   return answer.value;
 }

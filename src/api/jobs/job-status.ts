@@ -3,7 +3,7 @@ import { outcomeCounts } from '../../shared/cancellations/outcome-counts.js';
 import type { Db } from '../../shared/db/client.js';
 import type { CancellationJobRow } from '../../shared/db/schema.js';
 import { operations } from '../../shared/db/schema.js';
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
 import type { JobStateName, JobStatus } from '../../shared/jobs/job-status-schema.js';
 import { isFinished } from '../../shared/jobs/public-status.js';
@@ -155,7 +155,11 @@ async function readJobStatus(
     )) as RawJob | null;
   } catch (error) {
     // Redis away: the job may be there, so "not found" from Postgres would be wrong.
-    throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'redis', cause: error });
+    throw new AppError('SERVICE_UNAVAILABLE', undefined, {
+      retryAfterSeconds: RETRY_SOON_SECONDS,
+      logDetail: 'redis',
+      cause: error,
+    });
   }
   if (raw) {
     const fromQueue = statusFromHash(jobId, raw);

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { Operation } from '../../shared/db/schema.js';
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import { findJobRecord } from '../../shared/jobs/cancellation-jobs.repository.js';
 import type { AppEnv } from '../context.js';
 
@@ -27,6 +27,10 @@ export async function isJobStored(c: Context<AppEnv>, name: Operation, jobId: st
   try {
     return (await findJobRecord(db, merchantId, jobId)) !== undefined;
   } catch (error) {
-    throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: 1, logDetail: 'postgres', cause: error });
+    throw new AppError('SERVICE_UNAVAILABLE', undefined, {
+      retryAfterSeconds: RETRY_SOON_SECONDS,
+      logDetail: 'postgres',
+      cause: error,
+    });
   }
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 import type { AppEnv } from '../context.js';
 import type { BodyBudget } from '../http/body-budget.js';
 import { requireJsonContentType } from '../http/json-content-type.js';
@@ -41,7 +41,9 @@ export function readRequestBody(limitOf: BodyLimit, budget?: BodyBudget): Middle
     // the most it may bring when it declares nothing (chunked).
     const reservation = budget?.reserve(Number.isSafeInteger(declared) && declared >= 0 ? declared : limitBytes);
     if (reservation === null) {
-      throw new AppError('SERVICE_UNAVAILABLE', 'Too many request bodies in flight', { retryAfterSeconds: 1 });
+      throw new AppError('SERVICE_UNAVAILABLE', 'Too many request bodies in flight', {
+        retryAfterSeconds: RETRY_SOON_SECONDS,
+      });
     }
     let body: Uint8Array;
     try {

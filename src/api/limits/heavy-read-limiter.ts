@@ -1,4 +1,4 @@
-import { AppError } from '../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../shared/errors/errors.js';
 
 /**
  * Bounds the reads that may hold a Postgres connection for long (dry runs, job-rewards pages) per
@@ -17,7 +17,7 @@ export class HeavyReadLimiter {
     const current = this.running.get(merchantId) ?? 0;
     if (current >= this.perMerchant) {
       throw new AppError('RATE_LIMITED', `Too many dry runs or job-rewards pages at once (${this.perMerchant})`, {
-        retryAfterSeconds: 1,
+        retryAfterSeconds: RETRY_SOON_SECONDS,
         logDetail: 'heavy read cap',
       });
     }

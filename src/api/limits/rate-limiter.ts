@@ -7,7 +7,7 @@ import type { ShardLayout } from '../../shared/redis/shards.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { LocalTokenBuckets } from './local-token-buckets.js';
 
-/** Length of a counting window. */
+/** Length of a counting window: the limits are requests per second (RATE_LIMIT_PER_SECOND). */
 const WINDOW_MS = 1_000;
 /** While Redis cannot count, one warning per this long (with how many requests were counted locally). */
 const WARN_EVERY_MS = 10_000;

@@ -46,12 +46,8 @@ export function registerHealthRoutes(app: App): void {
       },
     }),
     async (c) => {
-      const { ready, checks } = await checkReadiness(
-        c.get('deps').db,
-        c.get('deps').redis,
-        c.get('deps').shards,
-        c.get('deps').metrics,
-      );
+      const { db, redis, shards, config, metrics } = c.get('deps');
+      const { ready, checks } = await checkReadiness(db, redis, shards, config.READINESS_CHECK_TIMEOUT_MS, metrics);
       return ready
         ? c.json({ status: 'ok' as const, checks }, 200)
         : c.json({ status: 'unavailable' as const, checks }, 503);
@@ -75,9 +71,9 @@ export function registerMetricsRoute(app: App): void {
       responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
     }),
     async (c) => {
-      const { db, redis, metrics, producer } = c.get('deps');
+      const { db, redis, shards, config, metrics, producer } = c.get('deps');
       await Promise.all([
-        checkReadiness(db, redis, c.get('deps').shards, metrics),
+        checkReadiness(db, redis, shards, config.READINESS_CHECK_TIMEOUT_MS, metrics),
         producer.ready ? refreshQueueDepth(metrics, producer.queues) : undefined,
       ]);
       return typedText(c, await metrics.registry.metrics(), 200, metrics.registry.contentType);

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { App } from '../context.js';
+import { IMMUTABLE_CACHE_CONTROL } from '../http/immutable-cache-control.js';
 
 const TITLE = 'Merchant rewards gateway API';
 
@@ -39,7 +40,7 @@ export function registerReferencePage(app: App, docsPath: string, documentPath: 
     }
     const gzip = /\bgzip\b/.test(c.req.header('accept-encoding') ?? '');
     c.header('Content-Type', 'text/javascript; charset=utf-8');
-    c.header('Cache-Control', 'public, max-age=31536000, immutable');
+    c.header('Cache-Control', IMMUTABLE_CACHE_CONTROL);
     c.header('Vary', 'Accept-Encoding');
     if (gzip) c.header('Content-Encoding', 'gzip');
     return c.body(gzip ? script.gzip : script.plain, 200);

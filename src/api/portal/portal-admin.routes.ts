@@ -25,7 +25,10 @@ const PortalSessionSchema = z
   .object({
     id: uuidSchema(),
     createdAt: z.number().int().openapi({ description: 'Epoch milliseconds: when the link was opened' }),
-    expiresAt: z.number().int().openapi({ description: 'Epoch milliseconds: the session ends then (8 hours)' }),
+    expiresAt: z
+      .number()
+      .int()
+      .openapi({ description: 'Epoch milliseconds: the session ends then (PORTAL_SESSION_LIFETIME_MS, 8 hours)' }),
     revokedAt: z.number().int().nullable(),
     revokedBy: z.string().nullable().openapi({ description: 'The operator who revoked it' }),
     active: z.boolean().openapi({ description: 'Neither revoked nor expired' }),
@@ -46,11 +49,12 @@ export function registerPortalAdminRoutes(app: App): void {
     path: '/admin/v1/merchants/{merchantId}/portal-links',
     operationId: 'adminCreatePortalLink',
     ...adminRouteMeta,
-    summary: "A link to the merchant's portal: valid 15 minutes, used once",
+    summary: "A link to the merchant's portal: valid 15 minutes (PORTAL_LINK_LIFETIME_MS), used once",
     description:
-      'No body. Opening the link starts a portal session for this merchant (an 8-hour cookie) in which its ' +
-      'people see its jobs and webhook deliveries and can abort a job, redeliver an event or send a test ' +
-      'event. The token is shown only in this answer; the service keeps its hash.',
+      'No body. Opening the link starts a portal session for this merchant (a cookie lasting ' +
+      'PORTAL_SESSION_LIFETIME_MS, 8 hours by default) in which its people see its jobs and webhook ' +
+      'deliveries and can abort a job, redeliver an event or send a test event. The token is shown only in ' +
+      'this answer; the service keeps its hash.',
     request: { params: MerchantIdParamsSchema },
     responses: {
       201: { description: 'The link', content: { 'application/json': { schema: PortalLinkSchema } } },
@@ -65,7 +69,11 @@ export function registerPortalAdminRoutes(app: App): void {
     const link = await db.transaction().execute(async (trx) => {
       const merchant = await requireMerchant(trx, merchantId);
       if (merchant.status !== 'ACTIVE') throw new AppError('CONFLICT', 'The merchant is disabled');
-      const created = await insertPortalLink(trx, { merchantId, token, createdBy: c.get('operator') ?? '' });
+      const created = await insertPortalLink(
+        trx,
+        { merchantId, token, createdBy: c.get('operator') ?? '' },
+        config.PORTAL_LINK_LIFETIME_MS,
+      );
       // The token never goes into the log: the link's id and end do.
       await auditAdminWrite(c, trx, {
         action: 'portal.link.create',

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { App } from '../context.js';
+import { IMMUTABLE_CACHE_CONTROL } from '../http/immutable-cache-control.js';
 
 /**
  * The portal page's script modules and style sheet: plain files in ./assets (copied next to the built
@@ -45,7 +46,7 @@ export function registerPortalAssets(app: App): PortalAssets {
     if (!asset) return c.notFound();
     const gzip = /\bgzip\b/.test(c.req.header('accept-encoding') ?? '');
     c.header('Content-Type', asset.type);
-    c.header('Cache-Control', 'public, max-age=31536000, immutable');
+    c.header('Cache-Control', IMMUTABLE_CACHE_CONTROL);
     c.header('Vary', 'Accept-Encoding');
     if (gzip) c.header('Content-Encoding', 'gzip');
     return c.body(gzip ? asset.gzip : asset.plain, 200);

@@ -3,19 +3,20 @@ import { sql } from 'kysely';
 import type { Executor } from '../../shared/db/client.js';
 import { portalTokenHash } from './portal-tokens.js';
 
-/** A link is valid this long after it is issued, and opens one session. */
-const PORTAL_LINK_LIFETIME_MS = 15 * 60 * 1000;
-
 /** Links and sessions are kept this long past their end (for the operator's list), then removed. */
 const KEPT_AFTER_END = sql`interval '7 days'`;
 
-/** Records a new link for `merchantId`; only its token's hash is stored. */
+/**
+ * Records a new link for `merchantId`, valid `lifetimeMs` (PORTAL_LINK_LIFETIME_MS) from now; it opens
+ * one session. Only its token's hash is stored.
+ */
 export async function insertPortalLink(
   db: Executor,
   link: { merchantId: string; token: string; createdBy: string },
+  lifetimeMs: number,
 ): Promise<{ id: string; expiresAt: Date }> {
   const id = randomUUID();
-  const expiresAt = new Date(Date.now() + PORTAL_LINK_LIFETIME_MS);
+  const expiresAt = new Date(Date.now() + lifetimeMs);
   // Issuing links is rare (an operator's request): the moment to drop those long past their end.
   await db.deleteFrom('portal_links').where('expires_at', '<', sql<Date>`now() - ${KEPT_AFTER_END}`).execute();
   await db.deleteFrom('portal_sessions').where('expires_at', '<', sql<Date>`now() - ${KEPT_AFTER_END}`).execute();

@@ -81,20 +81,22 @@ async function openSession(
   linkToken: string,
 ): Promise<{ token: string; expiresAt: Date } | undefined> {
   const token = newPortalToken();
-  return c
-    .get('deps')
-    .db.transaction()
-    .execute(async (trx) => {
-      const link = await consumePortalLink(trx, linkToken);
-      if (!link) return undefined;
-      const session = await insertPortalSession(trx, { merchantId: link.merchantId, linkId: link.id, token });
-      await recordAdminAction(trx, {
-        operator: portalActor(session.id),
-        action: 'portal.session.open',
-        target: link.merchantId,
-        after: { linkId: link.id, expiresAt: session.expiresAt.getTime() },
-        requestId: c.get('requestId') ?? null,
-      });
-      return { token, expiresAt: session.expiresAt };
+  const { db, config } = c.get('deps');
+  return db.transaction().execute(async (trx) => {
+    const link = await consumePortalLink(trx, linkToken);
+    if (!link) return undefined;
+    const session = await insertPortalSession(
+      trx,
+      { merchantId: link.merchantId, linkId: link.id, token },
+      config.PORTAL_SESSION_LIFETIME_MS,
+    );
+    await recordAdminAction(trx, {
+      operator: portalActor(session.id),
+      action: 'portal.session.open',
+      target: link.merchantId,
+      after: { linkId: link.id, expiresAt: session.expiresAt.getTime() },
+      requestId: c.get('requestId') ?? null,
     });
+    return { token, expiresAt: session.expiresAt };
+  });
 }

@@ -3,9 +3,6 @@ import { sql } from 'kysely';
 import type { Executor } from '../../shared/db/client.js';
 import { portalTokenHash } from './portal-tokens.js';
 
-/** A portal session lasts this long from the link's use; it is not extended by use. */
-const PORTAL_SESSION_LIFETIME_MS = 8 * 60 * 60 * 1000;
-
 /** The session a request's cookie names, as the portal's routes use it. */
 export interface PortalSession {
   id: string;
@@ -24,12 +21,14 @@ export interface PortalSessionListing {
   active: boolean;
 }
 
+/** A new session lasting `lifetimeMs` (PORTAL_SESSION_LIFETIME_MS) from now; it is not extended by use. */
 export async function insertPortalSession(
   db: Executor,
   session: { merchantId: string; linkId: string; token: string },
+  lifetimeMs: number,
 ): Promise<{ id: string; expiresAt: Date }> {
   const id = randomUUID();
-  const expiresAt = new Date(Date.now() + PORTAL_SESSION_LIFETIME_MS);
+  const expiresAt = new Date(Date.now() + lifetimeMs);
   await db
     .insertInto('portal_sessions')
     .values({

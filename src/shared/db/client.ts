@@ -11,7 +11,7 @@ export interface DbOptions {
   connectionString: string;
   poolSize: number;
   applicationName: string;
-  /** How long a caller waits for a connection before it fails (default 1.5 s). */
+  /** How long a caller waits for a connection before it fails (DB_CONNECT_TIMEOUT_MS; default 1.5 s). */
   connectTimeoutMs?: number;
   /** Told about every connection error, idle or checked out, for the log. */
   onConnectionError?: (error: Error) => void;
@@ -40,6 +40,15 @@ function timeoutSettings(timeouts: PoolTimeouts | undefined): pg.PoolConfig {
   };
 }
 
+/** DB_CONNECT_TIMEOUT_MS's default, for a pool built without the configuration (tests). */
+const DEFAULT_CONNECT_TIMEOUT_MS = 1_500;
+
+/**
+ * A connection idle this long is closed: the pool shrinks back after a burst, but keeps its connections
+ * across the short lulls of steady traffic (node-postgres' default, 10 s, reconnects more often).
+ */
+const IDLE_CONNECTION_CLOSE_MS = 30_000;
+
 /** The pool under each Kysely instance `createDb` built. */
 const pools = new WeakMap<Executor, pg.Pool>();
 
@@ -57,7 +66,7 @@ export function createDb({
   connectionString,
   poolSize,
   applicationName,
-  connectTimeoutMs = 1_500,
+  connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
   onConnectionError = () => {},
   timeouts,
 }: DbOptions): Db {
@@ -67,7 +76,7 @@ export function createDb({
     application_name: applicationName,
     // A dead database must surface as an error (503, or a job put back) quickly, never as a hang.
     connectionTimeoutMillis: connectTimeoutMs,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: IDLE_CONNECTION_CLOSE_MS,
     // Dead peers that never send a FIN (a cut network) are noticed by TCP keepalive.
     keepAlive: true,
     ...timeoutSettings(timeouts),

@@ -61,8 +61,18 @@ export class MigrationFailedError extends Error {
   }
 }
 
+/** MIGRATION_LOCK_TIMEOUT_MS and MIGRATION_LOCK_RETRIES' defaults, for a caller without the configuration (tests). */
+const DEFAULT_LOCK_TIMEOUT_MS = 500;
+const DEFAULT_LOCK_RETRIES = 10;
+/**
+ * The wait after a migration's first lock timeout, doubled at each next one up to RETRY_MAX_DELAY_MS:
+ * the long query in the way usually ends within seconds, and ten retries then wait about a minute in all.
+ */
+const RETRY_FIRST_DELAY_MS = 250;
+const RETRY_MAX_DELAY_MS = 8_000;
+
 function defaultRetryDelayMs(attempt: number): number {
-  const base = Math.min(250 * 2 ** (attempt - 1), 8_000);
+  const base = Math.min(RETRY_FIRST_DELAY_MS * 2 ** (attempt - 1), RETRY_MAX_DELAY_MS);
   return Math.round(base * (0.75 + Math.random() * 0.5));
 }
 
@@ -83,8 +93,8 @@ export async function runMigrations(
   migrations: Readonly<Record<string, MigrationModule>>,
   options: MigrationRunOptions = {},
 ): Promise<string[]> {
-  const lockTimeoutMs = options.lockTimeoutMs ?? 500;
-  const lockRetries = options.lockRetries ?? 10;
+  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const lockRetries = options.lockRetries ?? DEFAULT_LOCK_RETRIES;
   const retryDelayMs = options.retryDelayMs ?? defaultRetryDelayMs;
   const onEvent = options.onEvent ?? (() => {});
 

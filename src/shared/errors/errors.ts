@@ -23,6 +23,13 @@ const errorCatalogue = {
 
 export type ErrorName = keyof typeof errorCatalogue;
 
+/**
+ * The Retry-After of an answer that invites a retry as soon as possible (and of a 429 or 503 raised
+ * without a figure of its own): the smallest whole second the header can say, as the trouble behind it
+ * (a dependency away for a moment, a bound full for now) is gone by then or is answered again.
+ */
+export const RETRY_SOON_SECONDS = 1;
+
 /** The errors that always invite a retry; CONFLICT does only when its raiser gives a Retry-After. */
 const INVITES_RETRY: ReadonlySet<ErrorName> = new Set(['RATE_LIMITED', 'SERVICE_UNAVAILABLE']);
 export type HttpErrorStatus = (typeof errorCatalogue)[ErrorName]['status'];
@@ -55,7 +62,7 @@ export class AppError extends Error {
     this.logDetail = options.logDetail;
     // Every answer that invites a retry says when (docs/interface.md, "Retrying"): a 429 or 503 raised
     // without its own figure gets one second.
-    const retryAfter = options.retryAfterSeconds ?? (INVITES_RETRY.has(errorName) ? 1 : undefined);
+    const retryAfter = options.retryAfterSeconds ?? (INVITES_RETRY.has(errorName) ? RETRY_SOON_SECONDS : undefined);
     this.headers =
       retryAfter === undefined ? { ...options.headers } : { ...options.headers, 'Retry-After': String(retryAfter) };
   }

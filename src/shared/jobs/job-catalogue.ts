@@ -198,12 +198,18 @@ const retention = {
   failed: { age: 7 * DAY_SECONDS, count: 10_000 },
 } as const;
 
+/**
+ * The wait before a failed job's first retry, doubled at each further one: a passing failure gets its
+ * second try soon, and the eight attempts span about two minutes, long enough to outlast a brief trouble.
+ */
+const FIRST_RETRY_DELAY_MS = 1_000;
+
 export const defaultJobOptions: DefaultJobOptions = {
   // Attempts are used only by failures that may be the job's own (a database outage, a deadlock or a
   // killed worker does not use one: see workers.ts).
   attempts: 8,
   // 1 s, 2 s, 4 s … with jitter, so that retries do not arrive together.
-  backoff: { type: 'exponential', delay: 1_000, jitter: 0.5 },
+  backoff: { type: 'exponential', delay: FIRST_RETRY_DELAY_MS, jitter: 0.5 },
   removeOnComplete: retention.completed,
   removeOnFail: retention.failed,
 };

@@ -11,11 +11,9 @@ export interface Readiness {
   checks: { postgres: 'ok' | 'unavailable'; redis: 'ok' | 'unavailable' };
 }
 
-/** How long each check waits for its answer. */
-const CHECK_TIMEOUT_MS = 1_000;
-
 /**
- * Both processes are ready only while Postgres and Redis answer, each within a second. The Redis
+ * Both processes are ready only while Postgres and Redis answer, each within `timeoutMs`
+ * (READINESS_CHECK_TIMEOUT_MS). The Redis
  * check reads a key of each queue shard's slot (and of QUEUE_PREFIX's, home of the webhooks queue), so
  * it reaches every node that owns queues: on a cluster any node answers PING, but only the owner of a
  * shard's slot can store that shard's jobs (one EXISTS per shard, sent together). With
@@ -26,11 +24,12 @@ export async function checkReadiness(
   db: Db,
   redis: RedisConnection,
   shards: ShardLayout,
+  timeoutMs: number,
   metrics?: Metrics,
 ): Promise<Readiness> {
   const [postgres, redisCheck] = await Promise.allSettled([
-    withDeadline(sql`SELECT 1`.execute(db), CHECK_TIMEOUT_MS, () => noAnswerWithin(CHECK_TIMEOUT_MS)),
-    withDeadline(probeShards(redis, shards), CHECK_TIMEOUT_MS, () => noAnswerWithin(CHECK_TIMEOUT_MS)),
+    withDeadline(sql`SELECT 1`.execute(db), timeoutMs, () => noAnswerWithin(timeoutMs)),
+    withDeadline(probeShards(redis, shards), timeoutMs, () => noAnswerWithin(timeoutMs)),
   ]);
   const checks = {
     postgres: postgres.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const),

@@ -8,6 +8,36 @@ export type RedisConnection = Redis | Cluster;
 export type RedisTarget = Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>;
 
 /**
+ * A connection attempt that gets no answer this long is given up and retried: a fifth of ioredis' 10 s,
+ * so a Redis that is back is found within seconds rather than behind an attempt to a dead address.
+ */
+const CONNECT_TIMEOUT_MS = 2_000;
+/**
+ * Reconnects wait this much longer after each failed attempt, up to RECONNECT_MAX_DELAY_MS: quick after a
+ * blip, and at most one attempt every 2 s per connection during a long outage, so the service notices
+ * Redis's return within 2 s.
+ */
+const RECONNECT_STEP_MS = 100;
+const RECONNECT_MAX_DELAY_MS = 2_000;
+/**
+ * The wait before a command that met CLUSTERDOWN (a failover under way) is sent again: twice ioredis'
+ * 100 ms, as a failover lasts seconds and each retry is a round trip to a cluster that cannot answer yet.
+ */
+const CLUSTER_DOWN_RETRY_MS = 200;
+/** The wait before a command that met TRYAGAIN (its keys' slot mid-migration) is sent again: ioredis' own. */
+const TRY_AGAIN_RETRY_MS = 100;
+/**
+ * How long a refresh of the slot map waits for a node's answer: twice ioredis' 1 s, so a node slowed by a
+ * failover is not given up on while the stale map keeps sending commands to the wrong master.
+ */
+const SLOTS_REFRESH_TIMEOUT_MS = 2_000;
+
+/** ioredis' retry strategy: the wait before reconnect attempt number `times`. */
+function reconnectDelayMs(times: number): number {
+  return Math.min(times * RECONNECT_STEP_MS, RECONNECT_MAX_DELAY_MS);
+}
+
+/**
  * Two kinds of Redis connection, as BullMQ's production notes advise:
  * - `producer`: fails fast. Commands are not queued while Redis is away, so a request that cannot
  *   store its job gets an error at once (503) instead of waiting for a reconnect.
@@ -32,9 +62,9 @@ export function createRedis(
   const failFast = role === 'producer';
   const nodeOptions: RedisOptions = {
     connectionName,
-    connectTimeout: 2_000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
     // Reconnect with a growing pause, capped at 2 s, for as long as the process lives.
-    retryStrategy: (times) => Math.min(times * 100, 2_000),
+    retryStrategy: reconnectDelayMs,
     maxRetriesPerRequest: failFast ? 1 : null,
     enableAutoPipelining: options.autoPipelining === true,
   };
@@ -45,12 +75,12 @@ export function createRedis(
       enableOfflineQueue: !failFast,
       enableAutoPipelining: options.autoPipelining === true,
       // Keep trying to reach the cluster for as long as the process lives (null would give up).
-      clusterRetryStrategy: (times) => Math.min(times * 100, 2_000),
+      clusterRetryStrategy: reconnectDelayMs,
       // A reshard answers MOVED for a while: follow it at once and refresh the slot map.
       retryDelayOnMoved: 0,
-      retryDelayOnClusterDown: 200,
-      retryDelayOnTryAgain: 100,
-      slotsRefreshTimeout: 2_000,
+      retryDelayOnClusterDown: CLUSTER_DOWN_RETRY_MS,
+      retryDelayOnTryAgain: TRY_AGAIN_RETRY_MS,
+      slotsRefreshTimeout: SLOTS_REFRESH_TIMEOUT_MS,
     });
   } else if (target.REDIS_URL) {
     redis = new Redis(target.REDIS_URL, { ...nodeOptions, enableOfflineQueue: !failFast });

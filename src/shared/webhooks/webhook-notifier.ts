@@ -48,7 +48,11 @@ export interface WebhookNotifier {
 /** Which events a merchant's webhook takes, and why it is disabled if it is; null: the merchant has none. */
 type Subscription = { events: readonly WebhookEventType[]; disabledReason: string | null } | null;
 
-/** How long jobFinished waits for Redis to take the event before it returns (and logs). */
+/**
+ * How long jobFinished waits for Redis to take the event before it returns (and logs): a healthy Redis
+ * takes it in milliseconds, and a job's end (the worker's slot, the abort route's answer) is not held
+ * longer than a reconnect's pause for a notice that is queued anyway once Redis answers.
+ */
 const ADD_WAIT_MS = 2_000;
 
 /**

@@ -29,7 +29,12 @@ if (refusal !== null) {
 }
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'seed' }, pino.destination(2));
 const secrets = keyRingFromConfig(config);
-const db = createDb({ connectionString: config.DATABASE_URL, poolSize: 2, applicationName: 'rewards-seed' });
+const db = createDb({
+  connectionString: config.DATABASE_URL,
+  poolSize: 2,
+  applicationName: 'rewards-seed',
+  connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+});
 
 try {
   logger.info(

@@ -19,7 +19,10 @@ import type { SeededMerchant, SeedReport, SeedTotals } from './seed-report.js';
 const REWARDS_PER_STATEMENT = 100_000;
 /** Session tokens are made in Node (they must be returned), and sent as one array per statement. */
 const SESSIONS_PER_STATEMENT = 10_000;
+/** Seeded sessions stay valid through a benchmark or a soak of any realistic length. */
 const SESSION_LIFETIME = '30 days';
+/** Seeded configurations end a year from today: active all through a benchmark or a soak. */
+const CONFIGURATION_RUNS_FOR = '365 days';
 
 type Trx = Transaction<Database>;
 
@@ -159,7 +162,7 @@ async function insertConfigurations(trx: Trx, merchantId: string, options: Volum
       'FREE_BET',
       1 + n % 20,
       date_trunc('day', now()) - make_interval(days => n),
-      date_trunc('day', now()) + interval '365 days',
+      date_trunc('day', now()) + ${CONFIGURATION_RUNS_FOR}::interval,
       60 * (1 + n % 48)
     FROM generate_series(1, ${options.configurations}::int) AS n
     RETURNING id, external_id

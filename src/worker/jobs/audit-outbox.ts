@@ -6,7 +6,6 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 
 /** Rows moved to Postgres per flush. */
 const FLUSH_BATCH = 500;
-const FLUSH_INTERVAL_MS = 5_000;
 
 /**
  * Audit rows (a job's final outcome) that could not be written because Postgres was away, kept in
@@ -28,6 +27,8 @@ export class AuditOutbox {
     private readonly db: Db,
     private readonly logger: Logger,
     prefix: string,
+    /** AUDIT_OUTBOX_FLUSH_INTERVAL_MS. */
+    private readonly flushIntervalMs: number,
   ) {
     this.key = auditOutboxKey(prefix);
   }
@@ -46,7 +47,7 @@ export class AuditOutbox {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS);
+    this.timer = setInterval(() => void this.flush(), this.flushIntervalMs);
     this.timer.unref();
   }
 

@@ -21,10 +21,14 @@ export function classifyFailure(error: unknown): Error {
 }
 
 /**
- * How long a job (or a webhook delivery) put back because Postgres is away waits before it runs again:
- * 1–2 s, spread so that the jobs put back together do not all return at once (the gate holds them while
- * paused).
+ * A job put back because Postgres is away waits at least this long, plus up to OUTAGE_DELAY_SPREAD_MS:
+ * short, so it runs within a second or two of Postgres's return (the gate holds the workers while paused,
+ * so it costs nothing meanwhile), and spread so that the jobs put back together do not all return at once.
  */
+const OUTAGE_DELAY_MIN_MS = 1_000;
+const OUTAGE_DELAY_SPREAD_MS = 1_000;
+
+/** How long a job (or a webhook delivery) put back because Postgres is away waits before it runs again: 1–2 s. */
 export function outageDelayMs(): number {
-  return 1_000 + Math.floor(Math.random() * 1_000);
+  return OUTAGE_DELAY_MIN_MS + Math.floor(Math.random() * OUTAGE_DELAY_SPREAD_MS);
 }

@@ -39,9 +39,7 @@ export const RETENTION_LOCK_KEY = '32216163902781296';
  */
 const LOCK_TIMEOUT = '1s';
 
-/** A pending webhook delivery older than this has lost its delivery job (retries end after ~17.5 h). */
-const ABANDONED_DELIVERY_MS = 7 * 24 * 60 * 60 * 1000;
-
+/** The longest wait between two sweeps when RETENTION_SWEEP_INTERVAL_MS is unset: a sweep's backlog stays small. */
 const HOUR_MS = 60 * 60 * 1000;
 /** A worker's first sweep comes within a minute of its start (jittered), so a restart shows progress soon. */
 const FIRST_SWEEP_MAX_DELAY_MS = 60_000;
@@ -133,7 +131,8 @@ export class RetentionSweeper {
   private async run(connection: Kysely<Database>, now: number): Promise<SweepReport> {
     const { config, metrics } = this.deps;
     const cutoff = new Date(now - config.RETENTION_MS);
-    const abandonedBefore = new Date(Math.min(cutoff.getTime(), now - ABANDONED_DELIVERY_MS));
+    // A pending delivery goes once older than both: it has lost its delivery job (RETENTION_ABANDONED_DELIVERY_MS).
+    const abandonedBefore = new Date(Math.min(cutoff.getTime(), now - config.RETENTION_ABANDONED_DELIVERY_MS));
     const limit = config.RETENTION_BATCH_SIZE;
     const deleted = Object.fromEntries(retentionTables.map((table) => [table, 0])) as Record<RetentionTable, number>;
     let longestStatementMs = 0;

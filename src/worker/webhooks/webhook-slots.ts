@@ -51,6 +51,11 @@ export function createMerchantSlots(
   };
 }
 
+/** The first wait of an attempt turned away: a receiver that answers quickly frees its slot within it. */
+const FIRST_BUSY_DELAY_MS = 250;
+/** Past this many doublings the attempt bound is the ceiling anyway; it keeps 2 ** n a small number. */
+const MAX_BUSY_DOUBLINGS = 16;
+
 /**
  * How long an attempt that found its merchant's slots held waits before it looks again: doubling from
  * 250 ms with each time it was turned away (BullMQ's `attemptsStarted` counts them, `attemptsMade`
@@ -59,6 +64,7 @@ export function createMerchantSlots(
  * about (waiting / WEBHOOK_TIMEOUT_MS) looks per second, not a busy loop.
  */
 export function busyDelayMs(timesTurnedAway: number, attemptTimeoutMs: number, random = Math.random): number {
-  const ceiling = Math.min(250 * 2 ** Math.max(0, Math.min(timesTurnedAway - 1, 16)), Math.max(attemptTimeoutMs, 250));
+  const doublings = Math.max(0, Math.min(timesTurnedAway - 1, MAX_BUSY_DOUBLINGS));
+  const ceiling = Math.min(FIRST_BUSY_DELAY_MS * 2 ** doublings, Math.max(attemptTimeoutMs, FIRST_BUSY_DELAY_MS));
   return Math.round(ceiling * (0.5 + random() / 2));
 }

@@ -1,5 +1,5 @@
 import { batchIdOf } from '../../../shared/cancellations/member-ids.js';
-import { AppError } from '../../../shared/errors/errors.js';
+import { AppError, RETRY_SOON_SECONDS } from '../../../shared/errors/errors.js';
 import type { JobStatus } from '../../../shared/jobs/job-status-schema.js';
 import { isFinished } from '../../../shared/jobs/public-status.js';
 import { type QueueName, queueNames } from '../../../shared/redis/redis-keys.js';
@@ -34,7 +34,10 @@ export interface JobEventHubOptions {
   minReadIntervalMs?: number;
 }
 
+/** One read a second per job at most: progress is shown per second, and a busy job's events cost no more. */
 const MIN_READ_INTERVAL_MS = 1_000;
+/** A client refused for too many open streams tries again later than a momentary refusal: a stream lasts minutes. */
+const STREAMS_FULL_RETRY_SECONDS = 5;
 
 /**
  * The job event streams of one API process: one feed of queue events (job-event-feed.ts) fanned out to
@@ -76,7 +79,8 @@ export class JobEventHub {
    * process's or the merchant's bound, 429 (errorCode 7); while the process closes, 503.
    */
   async subscribe(jobId: string, merchantId: string): Promise<JobSubscription | null> {
-    if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', 'Shutting down', { retryAfterSeconds: 1 });
+    if (this.closed)
+      throw new AppError('SERVICE_UNAVAILABLE', 'Shutting down', { retryAfterSeconds: RETRY_SOON_SECONDS });
     const held = this.perMerchant.get(merchantId) ?? 0;
     if (this.open >= this.options.maxStreams || held >= this.options.maxStreamsPerMerchant) {
       const bound =
@@ -84,7 +88,7 @@ export class JobEventHub {
           ? `${this.options.maxStreamsPerMerchant} per merchant`
           : `${this.options.maxStreams} per server`;
       throw new AppError('RATE_LIMITED', `Too many job event streams open (${bound})`, {
-        retryAfterSeconds: 5,
+        retryAfterSeconds: STREAMS_FULL_RETRY_SECONDS,
         logDetail: `job event streams: ${bound}`,
       });
     }
@@ -96,7 +100,7 @@ export class JobEventHub {
       if (!watch) {
         await this.feed.follow(jobKey).catch((error: unknown) => {
           throw new AppError('SERVICE_UNAVAILABLE', undefined, {
-            retryAfterSeconds: 1,
+            retryAfterSeconds: RETRY_SOON_SECONDS,
             logDetail: 'redis',
             cause: error,
           });

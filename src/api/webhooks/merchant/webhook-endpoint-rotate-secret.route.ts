@@ -8,9 +8,6 @@ import { jsonBody } from '../../http/schemas.js';
 import { auditMerchantWrite } from '../../merchants/admin-audit.js';
 import { signedFields, webhookErrorResponses, webhooksPath, webhooksTag } from './merchant-webhook-context.js';
 
-/** How long the replaced secret keeps signing beside the new one. */
-const PREVIOUS_WEBHOOK_SECRET_MS = 24 * 60 * 60 * 1000;
-
 const RequestSchema = z.strictObject({ ...signedFields }).openapi('WebhookRotateSecretRequest');
 const AnswerSchema = z
   .object({
@@ -37,8 +34,9 @@ export function registerWebhookEndpointRotateSecret(app: App, auth: MerchantRout
     tags: [webhooksTag],
     summary: "Replace your endpoint's signing secret; the previous one keeps signing for 24 hours",
     description:
-      'A secret replaced by an earlier rotation stops signing at once. Recorded in the audit log as your own change ' +
-      '(never the secret).',
+      '24 hours unless the operator of the service set another overlap: `previousSecretExpiresAt` says when the ' +
+      'previous secret stops signing. A secret replaced by an earlier rotation stops signing at once. Recorded ' +
+      'in the audit log as your own change (never the secret).',
     middleware: auth,
     request: { body: jsonBody(RequestSchema) },
     responses: {
@@ -48,9 +46,9 @@ export function registerWebhookEndpointRotateSecret(app: App, auth: MerchantRout
   });
   app.openapi(route, async (c) => {
     const merchantId = c.get('merchant').id;
-    const { db, secrets } = c.get('deps');
+    const { db, secrets, config } = c.get('deps');
     const secret = generateWebhookSecret();
-    const previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_WEBHOOK_SECRET_MS);
+    const previousSecretExpiresAt = new Date(Date.now() + config.WEBHOOK_PREVIOUS_SECRET_MS);
     const rotated = await db.transaction().execute(async (trx) => {
       const done = await rotateWebhookSecret(trx, secrets, merchantId, secret, previousSecretExpiresAt);
       if (done) {

@@ -3,7 +3,10 @@ import { adminTokenProblem, parseAdminTokens } from '../admin-operators.js';
 import { DEFAULT_BULK_MAX_ITEMS } from './setting-defaults.js';
 import { booleanFromEnv, nonNegativeInt, positiveInt, trustedProxies } from './setting-types.js';
 
-/** The listeners and what they accept: ports, admin tokens, signatures, bodies, proxies, caches, rate limits, HTTP timeouts. */
+/**
+ * The listeners and what they accept: ports, admin tokens, portal links and sessions, signatures,
+ * bodies, proxies, caches, rate limits, HTTP timeouts.
+ */
 export const httpSettings = {
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
@@ -51,6 +54,27 @@ export const httpSettings = {
       .transform((url) => new URL(url).origin)
       .optional(),
   ),
+  /**
+   * How long a merchant portal link stays valid after an operator issues it (it opens one session).
+   * A link is a bearer credential handed over a chat or an e-mail: short, one minute to a day.
+   */
+  PORTAL_LINK_LIFETIME_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .max(24 * 60 * 60 * 1000)
+    .default(15 * 60 * 1000),
+  /**
+   * How long a merchant portal session lasts from the link's use (never extended by use): the longest a
+   * stolen portal cookie works unless an operator revokes the session. One minute to 7 days (ended
+   * sessions are listed for 7 days).
+   */
+  PORTAL_SESSION_LIFETIME_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .max(7 * 24 * 60 * 60 * 1000)
+    .default(8 * 60 * 60 * 1000),
   /** Lets the queue dashboard retry, promote, clean and remove jobs; read-only otherwise. */
   DASHBOARD_WRITE: booleanFromEnv.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

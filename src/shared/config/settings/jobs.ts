@@ -1,6 +1,10 @@
+import { z } from 'zod';
 import { booleanFromEnv, nonNegativeInt, positiveInt } from './setting-types.js';
 
-/** How jobs run: heavy reads, job event streams, batches, fan-out, worker concurrency, coalescing, locks, shutdown, metrics. */
+/**
+ * How jobs run: heavy reads, job event streams, batches, fan-out, worker concurrency, coalescing, locks,
+ * the audit outbox, shutdown, metrics.
+ */
 export const jobSettings = {
   /**
    * Heavy reads (dry runs, job-rewards pages) one merchant may have running at once in one API
@@ -50,6 +54,12 @@ export const jobSettings = {
   WORKER_LOCK_DURATION_MS: positiveInt(8_000),
   /** How often each worker looks for jobs whose lock expired (a dead worker's jobs). */
   WORKER_STALLED_INTERVAL_MS: positiveInt(3_000),
+  /**
+   * How often a worker moves the audit rows it kept in Redis while Postgres was away (finished jobs'
+   * outcomes) to Postgres; also done at once when its workers resume after an outage. Each flush of an
+   * empty outbox is one Redis command.
+   */
+  AUDIT_OUTBOX_FLUSH_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   /** Time the process allows itself to drain on SIGTERM before it forces the exit. */
   SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
   METRICS_ENABLED: booleanFromEnv.default(true),

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { MAX_QUEUE_SHARDS, parseShardList } from '../../redis/shards.js';
 import { nonNegativeInt, positiveInt } from './setting-types.js';
 
-/** The queue (prefix, shards, bounds, per-merchant records) and the database pools and their timeouts. */
+/**
+ * The queue (prefix, shards, bounds, per-merchant records), the database pools and their timeouts, and
+ * how the processes find out whether Postgres and Redis answer (readiness, the worker's outage probe).
+ */
 export const queueAndDatabaseSettings = {
   /** Redis key prefix of every queue. The hash tag keeps one queue's keys in one Redis Cluster slot. */
   QUEUE_PREFIX: z.string().min(1).default('{rewards}'),
@@ -80,4 +83,18 @@ export const queueAndDatabaseSettings = {
    */
   MIGRATION_LOCK_TIMEOUT_MS: positiveInt(500),
   MIGRATION_LOCK_RETRIES: nonNegativeInt(10),
+
+  /**
+   * How long /readyz (and the `gateway_ready` gauge) waits for each of Postgres and Redis to answer
+   * before it reports that one unavailable. Keep it below the orchestrator's probe timeout (1 s by
+   * default in Kubernetes), so the probe gets the answer that names the failing check.
+   */
+  READINESS_CHECK_TIMEOUT_MS: z.coerce.number().int().min(10).max(30_000).default(1_000),
+  /**
+   * Worker, while Postgres is away (its workers paused): how often it asks whether Postgres answers
+   * again, so its jobs resume within about this long of the database's return; and how long each
+   * such probe waits for the answer.
+   */
+  DB_PROBE_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  DB_PROBE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
 };

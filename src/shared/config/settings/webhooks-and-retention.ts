@@ -45,6 +45,17 @@ export const webhookAndRetentionSettings = {
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
   /** Webhook deliveries one worker has in flight at once (each waits on the network, not on Postgres). */
   WEBHOOK_DELIVERY_CONCURRENCY: positiveInt(20),
+  /**
+   * After webhooks/rotateSecret, how long the replaced secret keeps signing beside the new one (each
+   * delivery carries both signatures): the time a merchant has to deploy the new secret. 0 (a hard
+   * switch) to 30 days.
+   */
+  WEBHOOK_PREVIOUS_SECRET_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 24 * 60 * 60 * 1000)
+    .default(24 * 60 * 60 * 1000),
 
   // Retention (docs/design.md §13): how long the service keeps its own records.
   /**
@@ -63,6 +74,16 @@ export const webhookAndRetentionSettings = {
    * Unset: RETENTION_MS / 10, at most an hour. Each wait is jittered by ±20 %.
    */
   RETENTION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).optional(),
+  /**
+   * A webhook delivery still pending this long after it was made has lost its delivery job (its retries
+   * end about 17.5 h after the first attempt): the sweeper removes it once it is older than both this
+   * and RETENTION_MS. At least a day, so no delivery whose retries may still run is removed.
+   */
+  RETENTION_ABANDONED_DELIVERY_MS: z.coerce
+    .number()
+    .int()
+    .min(24 * 60 * 60 * 1000, 'must be at least 86400000 (a day): retries run for about 17.5 hours')
+    .default(7 * 24 * 60 * 60 * 1000),
   /** Rows one sweep statement deletes at most (each statement is its own short transaction). */
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(5_000),
   /**
