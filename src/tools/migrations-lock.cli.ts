@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { appendNewMigrations, type MigrationsLock, readMigrationFiles } from './migration-lint/migrations-lock.js';
 
@@ -7,8 +8,10 @@ import { appendNewMigrations, type MigrationsLock, readMigrationFiles } from './
  * an entry: an edited or removed migration makes it fail with the reason.
  */
 
-const MIGRATIONS_DIRECTORY = fileURLToPath(new URL('../shared/db/migrations/', import.meta.url));
-const LOCK_FILE = fileURLToPath(new URL('../shared/db/migrations.lock.json', import.meta.url));
+// The migrations and their lock sit with the schema (src/shared/db), two folders up from this tool.
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const MIGRATIONS_DIRECTORY = resolve(root, 'src/shared/db/migrations');
+const LOCK_FILE = resolve(root, 'src/shared/db/migrations.lock.json');
 
 const lock: MigrationsLock = existsSync(LOCK_FILE)
   ? (JSON.parse(readFileSync(LOCK_FILE, 'utf8')) as MigrationsLock)
